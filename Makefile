@@ -1,0 +1,103 @@
+# acl_lab: `make lab` opens the course, `make test` runs the whole suite.
+# Works on a fresh Debian machine with only Python 3 installed: the venv is created in .venv
+# (python3-venv is installed with apt-get if missing) and installs are guarded by stamp files
+# named after a hash of pyproject.toml, so a second run installs nothing.
+
+PY ?= python3
+LAB_ARGS ?=
+
+VENV := .venv
+BIN := $(VENV)/bin
+PIP := $(BIN)/python -m pip
+PIP_FLAGS := -q --disable-pip-version-check
+
+PYPROJECT_HASH := $(shell sha256sum pyproject.toml | cut -c1-16)
+TEST_STAMP := $(VENV)/.stamp-test-$(PYPROJECT_HASH)
+LAB_STAMP := $(VENV)/.stamp-lab-$(PYPROJECT_HASH)
+
+# sudo only when not root
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+# JupyterLab refuses to start as root without --allow-root
+LAB_ROOT_FLAG := $(shell [ "$$(id -u)" = 0 ] && echo --allow-root)
+
+# Environment for commands that run acl_lab
+RUN_ENV := ACL_LAB_CACHE=$(CURDIR)/.cache/acl_lab MPLBACKEND=Agg
+
+.DEFAULT_GOAL := help
+.PHONY: help lab test bench fuzz lint clean chromium venv
+
+help:
+	@echo "acl_lab make targets:"
+	@echo "  make lab       set everything up and open JupyterLab on notebooks/ (extra args: LAB_ARGS=...)"
+	@echo "  make test      set everything up and run the whole suite: ruff, mypy, pytest"
+	@echo "  make bench     run the benchmarks (python -m benchmarks)"
+	@echo "  make fuzz      run the stateful/fuzz tests with the long Hypothesis profile"
+	@echo "  make lint      ruff and mypy only"
+	@echo "  make chromium  install Debian's chromium (for browser tests) if /usr/bin/chromium is missing"
+	@echo "  make clean     remove .venv, caches and build artifacts"
+	@echo "Variables: PY=$(PY) (interpreter used to create .venv)"
+
+# --- environment -------------------------------------------------------------------------
+
+venv: $(BIN)/python
+
+$(BIN)/python:
+	@echo ">> creating $(VENV) with $(PY)"
+	@if ! $(PY) -m venv $(VENV); then \
+		echo ">> '$(PY) -m venv' failed (python3-venv / ensurepip missing?); installing python3-venv"; \
+		rm -rf $(VENV); \
+		$(SUDO) apt-get update && \
+		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends python3-venv && \
+		$(PY) -m venv $(VENV) || { rm -rf $(VENV); exit 1; }; \
+	fi
+	@$(PIP) install $(PIP_FLAGS) --upgrade pip
+
+# Test extra (a superset of the runtime deps). Old stamps are removed so a changed
+# pyproject.toml triggers exactly one reinstall.
+$(TEST_STAMP): | $(BIN)/python
+	@echo ">> installing acl_lab with the test extra into $(VENV)"
+	@rm -f $(VENV)/.stamp-test-* $(VENV)/.stamp-lab-*
+	$(PIP) install $(PIP_FLAGS) -e '.[test]'
+	@touch $@ $(LAB_STAMP)
+
+$(LAB_STAMP): | $(BIN)/python
+	@echo ">> installing acl_lab into $(VENV)"
+	@rm -f $(VENV)/.stamp-lab-*
+	$(PIP) install $(PIP_FLAGS) -e .
+	@touch $@
+
+# --- commands ----------------------------------------------------------------------------
+
+lab: $(LAB_STAMP)
+	@mkdir -p notebooks
+	$(RUN_ENV) $(BIN)/jupyter lab --notebook-dir=notebooks $(LAB_ROOT_FLAG) $(LAB_ARGS)
+
+test: $(TEST_STAMP)
+	$(BIN)/ruff check acl_lab tests benchmarks
+	$(BIN)/mypy
+	$(RUN_ENV) $(BIN)/python -m pytest
+
+lint: $(TEST_STAMP)
+	$(BIN)/ruff check acl_lab tests benchmarks
+	$(BIN)/mypy
+
+bench: $(TEST_STAMP)
+	$(RUN_ENV) $(BIN)/python -m benchmarks
+
+fuzz: $(TEST_STAMP)
+	$(RUN_ENV) HYPOTHESIS_PROFILE=long $(BIN)/python -m pytest tests -k "stateful or fuzz"
+
+chromium:
+	@if [ -x /usr/bin/chromium ]; then \
+		echo ">> /usr/bin/chromium already installed"; \
+	else \
+		echo ">> installing Debian's chromium"; \
+		$(SUDO) apt-get update && \
+		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium; \
+	fi
+
+clean:
+	rm -rf $(VENV) .cache .pytest_cache .mypy_cache .ruff_cache .hypothesis build dist \
+		test-artifacts *.egg-info
+	find . -name __pycache__ -type d -prune -exec rm -rf {} +
+	find . -name .ipynb_checkpoints -type d -prune -exec rm -rf {} +

@@ -1,0 +1,78 @@
+"""acl_lab: learn Huawei CANN's AscendCL (pyACL) without an NPU.
+
+``acl_lab.install()`` makes ``import acl`` resolve to the emulator (``acl-lab run`` does the
+same for whole programs); ``acl_lab.Session`` holds one emulated machine; ``session.trace()``
+returns the recorded Trace; ``acl_lab.findings(trace)`` explains what went wrong;
+``acl_lab.explain(107002)`` decodes an error code. Importing acl_lab does not import plotly.
+"""
+
+from __future__ import annotations
+
+import sys
+from types import ModuleType
+from typing import Any
+
+from . import constants
+from .constants import explain
+from .runtime.errors import AclError, DeadlockError
+from .runtime.profiles import PROFILES, get_profile
+from .runtime.session import Session, current_session, set_current_session
+from .tracer.checks import Finding
+from .tracer.trace import Trace
+
+__version__ = "0.1.0"
+
+
+def install(session: Session | None = None) -> ModuleType:
+    """Make ``import acl`` (and ``acl.rt``, ``acl.util``, ...) resolve to the emulator.
+
+    Args:
+        session: bind this Session for the calls (default: the current one, created on
+            first use).
+
+    Returns:
+        The emulated ``acl`` module.
+    """
+    from . import acl as emulated
+
+    if session is not None:
+        set_current_session(session)
+    sys.modules["acl"] = emulated
+    for sub in ("rt", "util", "media"):
+        sys.modules[f"acl.{sub}"] = getattr(emulated, sub)
+    return emulated
+
+
+def uninstall() -> None:
+    """Remove the ``import acl`` redirection that ``install`` made."""
+    for name in [n for n in sys.modules if n == "acl" or n.startswith("acl.")]:
+        mod = sys.modules[name]
+        if getattr(mod, "__name__", "").startswith("acl_lab."):
+            del sys.modules[name]
+
+
+def findings(trace: Trace) -> list[Finding]:
+    """Every finding for ``trace`` (leaks, deadlocks, ...), each with its evidence and fix."""
+    return trace.findings()
+
+
+def check_ret(name: str, ret: int) -> None:
+    """The idiom of the samples: raise if an ACL call did not return 0.
+
+    Raises:
+        RuntimeError: with the code's name and meaning from ``acl_lab.explain``.
+    """
+    if ret != 0:
+        raise RuntimeError(f"{name} failed, ret={ret}: {explain(ret)}")
+
+
+def new_session(**kwargs: Any) -> Session:
+    """Create a Session and bind it as the current one (for notebooks)."""
+    s = Session(**kwargs)
+    set_current_session(s)
+    return s
+
+
+__all__ = ["PROFILES", "AclError", "DeadlockError", "Finding", "Session", "Trace",
+           "check_ret", "constants", "current_session", "explain", "findings", "get_profile",
+           "install", "new_session", "set_current_session", "uninstall"]

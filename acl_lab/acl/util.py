@@ -1,0 +1,146 @@
+"""``acl.util``: pointers to host buffers, and threads for callback processing.
+
+Host buffers handed out here keep their real addresses (so their alignment is real) and are
+registered with the emulator, so copies can reach them and nothing else.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import warnings
+from typing import Any
+
+import numpy as np
+
+from ..runtime.errors import AclError
+from ..runtime.session import Session
+from ._boundary import acl_api
+
+S = Session
+
+
+def _array_ptr(s: S, cid: int, arr: np.ndarray) -> int:
+    lo, hi = _byte_bounds(arr)
+    r = s.memory.register_pageable(arr, lo, hi - lo, cid)
+    if r.size and r.alloc_call == cid:
+        s.hooks.on_alloc(r, cid)
+    return int(arr.ctypes.data)
+
+
+def _byte_bounds(arr: np.ndarray) -> tuple[int, int]:
+    fn = getattr(np, "byte_bounds", None) or np.lib.array_utils.byte_bounds
+    lo, hi = fn(arr)
+    return int(lo), int(hi)
+
+
+@acl_api("acl.util.numpy_to_ptr", "numpy_to_ptr", "O", out="value")
+def numpy_to_ptr(s: S, th: Any, cid: int, arr: Any) -> int:
+    """The address of an ndarray's data (no copy); writes through it change the array.
+
+    Deprecated in pyACL (warns, as the binding does); use bytes_to_ptr.
+    Differs from real ACL: the array is kept alive while the program may still use the
+    pointer (real pyACL keeps nothing alive).
+    """
+    if not isinstance(arr, np.ndarray):
+        raise ValueError("acl.util.numpy_to_ptr needs a numpy.ndarray as argument")
+    warnings.warn("numpy_to_ptr will be deprecated. Please use acl.util.bytes_to_ptr",
+                  Warning, stacklevel=3)
+    if not arr.flags.c_contiguous:
+        warnings.warn("the array is not contiguous", Warning, stacklevel=3)
+    return _array_ptr(s, cid, arr)
+
+
+@acl_api("acl.util.numpy_contiguous_to_ptr", "numpy_contiguous_to_ptr", "O", out=1,
+         default=None)
+def numpy_contiguous_to_ptr(s: S, th: Any, cid: int, arr: Any) -> tuple[int, np.ndarray]:
+    """``(ptr, contiguous_array)``: a contiguous copy and its address; keep the array.
+
+    Differs from real ACL: the second element is the array, not a ret code; pyACL returns
+    ``(ptr, arr_c)`` (deprecated API).
+    """
+    if not isinstance(arr, np.ndarray):
+        raise ValueError("acl.util.numpy_contiguous_to_ptr needs a numpy.ndarray")
+    c = np.ascontiguousarray(arr)
+    return _array_ptr(s, cid, c), c
+
+
+@acl_api("acl.util.ptr_to_numpy", "ptr_to_numpy", "pOi", out="value", default=None)
+def ptr_to_numpy(s: S, th: Any, cid: int, ptr: int, shape: Any, npy_type: int) -> np.ndarray:
+    """A writable ndarray view (no copy) of host memory at ``ptr``.
+
+    ``shape`` must be a tuple; ``npy_type`` is a numpy type number (11 = float32).
+    Differs from real ACL: a device address or unknown pointer raises ValueError (real
+    pyACL would read arbitrary memory or crash).
+    """
+    if not isinstance(shape, tuple):
+        raise TypeError("acl.util.ptr_to_numpy args parse failed")
+    try:
+        dtype = _dtype_from_num(npy_type)
+    except KeyError:
+        raise ValueError(f"numpy type number {npy_type} is unknown") from None
+    n = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    try:
+        region, view = s.host_view(ptr, n, "acl.util.ptr_to_numpy")
+    except AclError as e:
+        raise ValueError(e.message) from None
+    region.mark_written(ptr - region.addr, ptr - region.addr + n)  # the program may write it
+    return view.view(dtype).reshape(shape)
+
+
+def _dtype_from_num(num: int) -> np.dtype[Any]:
+    for t in np.sctypeDict.values():
+        dt = np.dtype(t)
+        if dt.num == num:
+            return dt
+    raise KeyError(num)
+
+
+@acl_api("acl.util.bytes_to_ptr", "bytes_to_ptr", "O", out="value")
+def bytes_to_ptr(s: S, th: Any, cid: int, data: Any) -> int:
+    """The address of a ``bytes`` object's buffer (no copy). The bytes must outlive the
+    pointer; samples copy device data *into* such a buffer and read it with frombuffer.
+
+    Differs from real ACL: the object is kept alive for a while (real pyACL does not), so
+    ``bytes_to_ptr(arr.tobytes())`` used at once works as it happens to on hardware.
+    """
+    if not isinstance(data, bytes):
+        raise ValueError("bytes_to_ptr needs an byte as argument")
+    addr = ctypes.cast(ctypes.c_char_p(data), ctypes.c_void_p).value or 0
+    r = s.memory.register_pageable(data, addr, len(data), cid)
+    if r.size and r.alloc_call == cid:
+        s.hooks.on_alloc(r, cid)
+    return addr
+
+
+@acl_api("acl.util.ptr_to_bytes", "ptr_to_bytes", "pL", out="value", default=b"")
+def ptr_to_bytes(s: S, th: Any, cid: int, ptr: int, size: int) -> bytes:
+    """A copy of ``size`` bytes of host memory at ``ptr``.
+
+    Differs from real ACL: a device address or unknown pointer raises ValueError.
+    """
+    if size < 0:
+        raise ValueError("size must not be negative")
+    try:
+        _, view = s.host_view(ptr, size, "acl.util.ptr_to_bytes")
+    except AclError as e:
+        raise ValueError(e.message) from None
+    return view.tobytes()
+
+
+@acl_api("acl.util.start_thread", "start_thread", "CO", out=1)
+def start_thread(s: S, th: Any, cid: int, fn: Any, args: Any) -> int:
+    """``(tid, ret)``: a thread calling ``fn(args)`` (``fn()`` when args is None).
+
+    Differs from real ACL: a Python daemon thread instead of a pthread; the tid is its
+    ``threading`` ident (on Linux CPython that is the pthread_t).
+    """
+    return s.start_thread(th, fn, args)
+
+
+@acl_api("acl.util.stop_thread", "stop_thread", "k")
+def stop_thread(s: S, th: Any, cid: int, tid: int) -> None:
+    """Join a start_thread thread; if it raised, raise RuntimeError("exception=...").
+
+    Differs from real ACL: joining a thread that can never finish raises DeadlockError.
+    """
+    s.stop_thread(th, cid, tid)

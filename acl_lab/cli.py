@@ -1,0 +1,150 @@
+"""The ``acl-lab`` command: ``run`` a pyACL program on the emulator (more subcommands later).
+
+``acl-lab run [--profile NAME] [--trace FILE] [--summary FILE] PROG.py [ARGS...]`` runs an
+unmodified program with ``import acl`` resolved to the emulator, keeps its exit code, writes
+the trace and a JSON summary even when the program dies of an exception or a detected
+deadlock, and prints a short summary to stderr. Options go before the program; everything
+after it belongs to the program (as with ``python -m cProfile``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import runpy
+import sys
+import threading
+import time
+import traceback
+from typing import Any
+
+from .runtime.errors import DeadlockError
+from .runtime.profiles import PROFILES
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="acl-lab", description="acl_lab: an AscendCL (pyACL) "
+                                "emulator with a tracer, for learning CANN without an NPU.")
+    sub = p.add_subparsers(dest="command", required=True)
+    r = sub.add_parser("run", help="run a pyACL program on the emulator")
+    r.add_argument("--profile", default="Ascend310P3", choices=sorted(PROFILES),
+                   help="device profile (default Ascend310P3)")
+    r.add_argument("--devices", type=int, default=1, help="number of devices (default 1)")
+    r.add_argument("--trace", metavar="FILE", help="write the trace (.acltrace) here")
+    r.add_argument("--summary", metavar="FILE", help="write the JSON summary here")
+    r.add_argument("--chrome", metavar="FILE", help="also write a Perfetto/Chrome JSON trace")
+    r.add_argument("--pageable-async", choices=("async", "sync"), default="async",
+                   help="memcpy_async from pageable memory: CANN 7/8 rule or newest runtime")
+    r.add_argument("--quiet", action="store_true", help="no summary on stderr")
+    r.add_argument("program", help="the Python program to run")
+    r.add_argument("args", nargs=argparse.REMAINDER, help="arguments for the program")
+    return p
+
+
+def _human(n: int) -> str:
+    for unit, div in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= div:
+            return f"{n / div:.1f} {unit}"
+    return f"{n} B"
+
+
+def run(opts: argparse.Namespace) -> int:
+    """Run one program under a fresh Session; always write the outputs it was asked for."""
+    from . import install, uninstall
+    from .runtime.session import Session, set_current_session
+
+    prog = opts.program
+    if not os.path.isfile(prog):
+        print(f"acl-lab: {prog}: no such file", file=sys.stderr)
+        return 2
+    session = Session(profile=opts.profile, device_count=opts.devices,
+                      pageable_async=opts.pageable_async)
+    prev = set_current_session(session)
+    install()
+    saved_argv, saved_path0 = sys.argv[:], sys.path[0] if sys.path else ""
+    sys.argv = [prog, *opts.args]
+    sys.path.insert(0, os.path.dirname(os.path.abspath(prog)))
+    exit_code = 0
+    error: str | None = None
+    try:
+        runpy.run_path(prog, run_name="__main__")
+    except SystemExit as e:
+        code = e.code
+        exit_code = code if isinstance(code, int) else (0 if code is None else 1)
+        if code is not None and not isinstance(code, int):
+            print(code, file=sys.stderr)
+    except DeadlockError as e:
+        exit_code = 1
+        error = f"DeadlockError: {e.summary}"
+        print(e.report, file=sys.stderr)
+    except BaseException as e:  # the program's own failure: report it, keep going
+        exit_code = 1
+        error = f"{type(e).__name__}: {e}"
+        traceback.print_exc()
+    finally:
+        sys.argv = saved_argv
+        if sys.path and sys.path[0] != saved_path0:
+            sys.path.pop(0)
+    stragglers = _wait_for_threads(session)
+    trace = session.finish()
+    uninstall()
+    set_current_session(prev)
+    findings = trace.findings()
+    summary: dict[str, Any] = {
+        "exit_code": exit_code,
+        "error": error,
+        "findings": [f.to_summary() for f in findings],
+        "stats": trace.stats(),
+    }
+    if opts.trace:
+        trace.save(opts.trace)
+    if opts.chrome:
+        trace.save_chrome_trace(opts.chrome)
+    if opts.summary:
+        with open(opts.summary, "w", encoding="utf-8") as fh:
+            json.dump(summary, fh, indent=2)
+    if not opts.quiet:
+        st = summary["stats"]
+        print(f"acl-lab: exit {exit_code}; {st['api_calls']} API calls, {st['tasks']} tasks, "
+              f"{st['allocations']} allocations, peak device memory "
+              f"{_human(st['peak_device_bytes'])}, virtual time "
+              f"{st['virtual_time_ns'] / 1e6:.3f} ms; {len(findings)} finding(s)",
+              file=sys.stderr)
+        for f in findings:
+            first = f.message.split(". Rule:")[0]
+            print(f"  {f.severity} {f.kind} {f.file}:{f.line}: {first}", file=sys.stderr)
+    if stragglers:
+        print(f"acl-lab: {stragglers} thread(s) still running after the program ended; "
+              "stopped", file=sys.stderr)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(exit_code)
+    return exit_code
+
+
+def _wait_for_threads(session: Any, grace: float = 2.0) -> int:
+    """Let the program's other threads finish; release emulator waits after ``grace`` s."""
+    deadline = time.monotonic() + grace
+    me = threading.current_thread()
+    others = [t for t in threading.enumerate() if t is not me and t.is_alive()
+              and t.ident not in session.background_threads]
+    for t in others:
+        t.join(max(0.0, deadline - time.monotonic()))
+    session.close()
+    for t in others:
+        t.join(0.2)
+    return sum(1 for t in others if t.is_alive() and not t.daemon)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``acl-lab`` console script."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    opts = _parser().parse_args(args)
+    if opts.command == "run":
+        return run(opts)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

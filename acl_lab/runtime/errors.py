@@ -1,0 +1,105 @@
+"""Exceptions raised inside the emulated machine.
+
+The runtime speaks in exceptions; the pyACL layer (``acl_lab.acl``) turns them into the
+integer return codes real ACL gives. This module must not import anything else from acl_lab.
+
+Hierarchy::
+
+    * AclError            a call fails with an ACL error code (``.code``); mapped to ``ret``
+      + AccessError       an address range does not lie inside one live allocation
+    * DeadlockError       a wait that real ACL would never return from; *raised* to the user
+    * SessionError        misuse of the Python-side Session object (not an ACL condition)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+class AclError(Exception):
+    """A runtime operation failed with an ACL error code.
+
+    Args:
+        code: the ACL header value, e.g. 107002.
+        message: a readable explanation, stored as the thread's recent error message.
+    """
+
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(f"{code}: {message}")
+        self.code = code
+        self.message = message
+
+
+class AccessError(AclError):
+    """An address range does not lie inside one live allocation.
+
+    ``reason`` is one of ``"unknown"`` (no allocation ever held the address),
+    ``"freed"`` (use after free), ``"out_of_bounds"`` (starts inside, ends past the end),
+    ``"device_on_host"`` (a device address where host memory is required) and similar.
+    """
+
+    def __init__(self, code: int, message: str, reason: str, alloc_id: int = -1,
+                 overrun: int = 0) -> None:
+        super().__init__(code, message)
+        self.reason = reason
+        self.alloc_id = alloc_id
+        self.overrun = overrun
+
+
+@dataclass
+class WaitEdge:
+    """One edge of a wait-for explanation: ``waiter`` waits for ``target`` because ``why``."""
+
+    waiter: str
+    target: str
+    why: str
+    file: str = ""
+    line: int = 0
+
+
+class DeadlockError(Exception):
+    """A wait that can never be satisfied; real ACL would hang forever here.
+
+    This is the one documented place where the emulator raises instead of returning a code:
+    a hang has no return code. ``edges`` hold the wait-for graph, ``stacks`` every thread's
+    Python stack when the watchdog fired, ``report`` the whole explanation as text.
+    """
+
+    def __init__(self, summary: str, edges: list[WaitEdge], stacks: str = "",
+                 thread: str = "", file: str = "", line: int = 0) -> None:
+        self.summary = summary
+        self.edges = edges
+        self.stacks = stacks
+        self.thread = thread
+        self.file = file
+        self.line = line
+        super().__init__(self.report)
+
+    @property
+    def report(self) -> str:
+        """The full explanation: what is stuck, each wait-for edge, and the stacks if any."""
+        lines = [f"deadlock: {self.summary}"]
+        if self.thread:
+            where = f" at {self.file}:{self.line}" if self.file else ""
+            lines.append(f"  stuck thread: {self.thread}{where}")
+        for e in self.edges:
+            at = f" ({e.file}:{e.line})" if e.file else ""
+            lines.append(f"  {e.waiter} waits for {e.target}: {e.why}{at}")
+        if self.stacks:
+            lines.append("Python stacks of every thread:")
+            lines.append(self.stacks)
+        return "\n".join(lines)
+
+
+class SessionError(RuntimeError):
+    """The Python-side Session object was misused (for example entered twice)."""
+
+
+@dataclass
+class Diagnostic:
+    """A warning or note the runtime wants in the trace (not an error code)."""
+
+    level: str
+    kind: str
+    message: str
+    extra: dict[str, int] = field(default_factory=dict)

@@ -1,0 +1,222 @@
+"""The emulated machine's objects: host threads, devices, contexts, streams, events, tasks.
+
+Plain state holders. Behaviour lives in ``Session``; these classes only name the state so the
+session reads like the domain. Every object that a handle can name has ``oid`` (its row in the
+trace's ``objects`` table) and ``handle`` (the int the program sees).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import deque
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from .memory import Region
+from .scheduler import Engine, Resource, TaskKind
+
+# Object kinds (the trace's ``objects.kind`` column).
+OBJ_CONTEXT = 0
+OBJ_STREAM = 1
+OBJ_EVENT = 2
+OBJ_THREAD = 3
+OBJ_DATA_BUFFER = 4
+OBJ_KIND_NAMES = ("context", "stream", "event", "thread", "data_buffer")
+
+# Event modes.
+LEGACY = 0
+NEW_MODE = 1
+
+
+class HostThread:
+    """A Python thread that called into the emulator: its clock and its current context."""
+
+    __slots__ = ("clock", "ctx", "device", "err_msg", "ident", "idx", "name", "pythread",
+                 "reports", "started_by_acl", "state", "subscriptions", "wait", "wait_since")
+
+    def __init__(self, idx: int, pythread: threading.Thread, clock: int) -> None:
+        self.idx = idx
+        self.ident = pythread.ident or 0
+        self.name = pythread.name
+        self.pythread = pythread
+        self.clock = clock
+        self.ctx: Context | None = None
+        self.device = -1
+        self.err_msg = ""
+        #: "running" (in user code), "blocked" (inside an emulator wait), "exited"
+        self.state = "running"
+        self.wait: Any = None
+        self.wait_since = 0.0
+        self.subscriptions: list[Stream] = []
+        self.reports: deque[Task] = deque()
+        self.started_by_acl = False
+
+    @property
+    def alive(self) -> bool:
+        """True while the Python thread runs."""
+        return self.pythread.is_alive()
+
+    def label(self) -> str:
+        """How reports name this thread."""
+        return f"thread {self.idx} ({self.name})"
+
+
+class Device:
+    """One emulated NPU: reference count, default context and its engines."""
+
+    def __init__(self, index: int, copy_engines: int, aicores: int) -> None:
+        self.index = index
+        self.refcount = 0
+        self.default_ctx: Context | None = None
+        self.contexts: list[Context] = []
+        self.engines: dict[Engine, Resource] = {
+            Engine.COPY_H2D: Resource("copy H2D", copy_engines),
+            Engine.COPY_D2H: Resource("copy D2H", copy_engines),
+            Engine.COPY_D2D: Resource("copy D2D", copy_engines),
+            Engine.AICORE: Resource("AI cores", aicores),
+            Engine.DVPP: Resource("DVPP", 1),
+        }
+
+    @property
+    def is_open(self) -> bool:
+        """True while a set_device reference or an explicit context keeps it open."""
+        return self.refcount > 0 or any(c.alive for c in self.contexts)
+
+
+class Context:
+    """A device context: the default one of ``set_device`` or one from ``create_context``."""
+
+    def __init__(self, oid: int, handle: int, device: Device, is_default: bool) -> None:
+        self.oid = oid
+        self.handle = handle
+        self.device = device
+        self.is_default = is_default
+        self.alive = True
+        self.default_stream: Stream | None = None
+        self.streams: list[Stream] = []
+        self.events: list[Event] = []
+
+    def label(self) -> str:
+        """How reports name this context."""
+        kind = "default context" if self.is_default else "context"
+        return f"{kind} {self.handle:#x} (device {self.device.index})"
+
+
+class Stream:
+    """A FIFO task queue bound to the context that was current at creation."""
+
+    def __init__(self, oid: int, handle: int, ctx: Context, is_default: bool,
+                 flags: int = 0) -> None:
+        self.oid = oid
+        self.handle = handle
+        self.ctx = ctx
+        self.is_default = is_default
+        self.flags = flags
+        self.alive = True
+        #: tasks submitted but not yet placed in time (waiting on something)
+        self.pending: deque[Task] = deque()
+        #: end time of the last placed task; FIFO, so it only grows
+        self.tail_end = 0
+        #: a blocking callback that is running or waiting for its thread; holds the stream
+        self.blocked_by: Task | None = None
+        self.subscriber: HostThread | None = None
+        #: code of the first task that failed since the last synchronize
+        self.error = 0
+        self.last_task: Task | None = None
+
+    def label(self) -> str:
+        """How reports name this stream."""
+        kind = "default stream" if self.is_default else "stream"
+        return f"{kind} {self.handle:#x}"
+
+    @property
+    def idle(self) -> bool:
+        """True when nothing is pending (placed tasks may still run in the future)."""
+        return not self.pending and self.blocked_by is None
+
+
+class Event:
+    """An event: legacy (``create_event``/``_with_flag``) or new-mode (``_ex_with_flag``)."""
+
+    def __init__(self, oid: int, handle: int, ctx: Context, flags: int, mode: int) -> None:
+        self.oid = oid
+        self.handle = handle
+        self.ctx = ctx
+        self.flags = flags
+        self.mode = mode
+        self.alive = True
+        self.records: list[Task] = []
+        self.resets: list[Task] = []
+
+    def label(self) -> str:
+        """How reports name this event."""
+        return f"event {self.handle:#x}"
+
+    @property
+    def last_record(self) -> Task | None:
+        """The most recently submitted record task, if any."""
+        return self.records[-1] if self.records else None
+
+
+class Access:
+    """One region range a task reads or writes."""
+
+    __slots__ = ("length", "offset", "region", "write")
+
+    def __init__(self, region: Region, offset: int, length: int, write: bool) -> None:
+        self.region = region
+        self.offset = offset
+        self.length = length
+        self.write = write
+
+
+class Task:
+    """One unit of device work on a stream (or a synchronous copy on no stream)."""
+
+    __slots__ = ("accesses", "block", "call", "callback", "device", "duration", "end", "engine",
+                 "event", "fill", "id", "kind", "nbytes", "payload", "pinned", "reason",
+                 "record", "start", "status", "stream", "submit", "units", "user_data")
+
+    def __init__(self, tid: int, kind: TaskKind, stream: Stream | None, call: int,
+                 submit: int, engine: Engine = Engine.NONE, duration: int = 0) -> None:
+        self.id = tid
+        self.kind = kind
+        self.stream = stream
+        self.call = call
+        self.submit = submit
+        self.engine = engine
+        self.duration = duration
+        self.units = 1
+        self.start = -1
+        self.end = -1
+        self.nbytes = 0
+        self.status = 0
+        self.accesses: list[Access] = []
+        self.event: Event | None = None
+        self.record: Task | None = None
+        self.callback: Callable[..., Any] | None = None
+        self.user_data: Any = None
+        self.block = False
+        self.fill = 0
+        self.pinned = True
+        self.payload: np.ndarray | None = None
+        self.reason = ""
+        self.device = -1
+
+    @property
+    def placed(self) -> bool:
+        """True once start and end are known."""
+        return self.end >= 0
+
+
+class DataBuffer:
+    """An aclDataBuffer: a (pointer, size) pair. It owns no memory."""
+
+    def __init__(self, oid: int, handle: int, addr: int, size: int) -> None:
+        self.oid = oid
+        self.handle = handle
+        self.addr = addr
+        self.size = size
+        self.alive = True

@@ -1,0 +1,158 @@
+"""Device profiles: the emulated hardware as data.
+
+Each profile is one row of approximate public figures (product datasheets and the CANN docs'
+limit tables), documented field by field. They drive capacity checks and the virtual-time cost
+model; they are not measurements of real hardware, and the ladder benchmark in ``benchmarks/``
+shows how close the resulting ratios come to published end-to-end figures. This module holds
+data only: no behaviour, no imports from the rest of acl_lab.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+GiB = 1 << 30
+MiB = 1 << 20
+
+
+@dataclass(frozen=True)
+class DeviceProfile:
+    """One emulated Ascend SoC.
+
+    Bandwidths are bytes per nanosecond (1 B/ns = 1 GB/s); times are nanoseconds.
+    """
+
+    name: str
+    soc_name: str
+    #: device memory capacity and kind ("ddr" on 310-class cards, "hbm" on 910-class)
+    memory_bytes: int
+    memory_kind: str
+    #: memory the driver keeps for itself; get_mem_info's total excludes it
+    reserved_bytes: int
+    #: on-device memory bandwidth, used by device-to-device copies and memset
+    device_mem_bw: float
+    #: host<->device bandwidth over PCIe with page-locked (pinned) host memory
+    h2d_pinned_bw: float
+    d2h_pinned_bw: float
+    #: pageable host memory is staged through a bounce buffer: slower, see pageable_factor
+    pageable_factor: float
+    #: DMA engines per direction (H2D, D2H, D2D); copies in one direction share them
+    copy_engines: int
+    #: AI cores and their throughput in FLOP (or OP) per ns for the whole chip, per dtype
+    aicore_count: int
+    flops_per_ns: dict[str, float] = field(default_factory=dict)
+    #: host cost of an ordinary API call, and of one that submits a task to a stream
+    api_call_ns: int = 1_000
+    launch_call_ns: int = 2_000
+    #: from submission to the earliest time the device can start the task
+    launch_latency_ns: int = 4_000
+    #: fixed set-up cost of one DMA transfer
+    copy_setup_ns: int = 2_000
+    #: from device completion to the blocked host thread running again
+    sync_wake_ns: int = 5_000
+    #: time an event record/wait/reset task occupies its stream
+    event_task_ns: int = 500
+    #: time a host-callback task takes to hand its report to the subscribed thread
+    callback_task_ns: int = 2_000
+    #: limits from the CANN docs (C-doc 06/07): streams and events per device
+    max_streams: int = 1024
+    max_events: int = 1023
+    #: page-locked host memory the emulator lets a program allocate in total
+    host_pinned_limit: int = 64 * GiB
+    #: DVPP JPEG decoder and VPC throughput (pixels per ns) and fixed cost per call
+    dvpp_pixels_per_ns: float = 0.5
+    dvpp_setup_ns: int = 100_000
+    supports_huge1g: bool = False
+
+
+# Ascend 310 (Atlas 300I inference card, one chip): 8 GiB LPDDR4X; 2 DaVinci AI cores,
+# about 8 TFLOPS fp16 and 16 TOPS int8 (Ascend 310 datasheet figures); each chip sits on a
+# PCIe 3.0 x4 link (about 3.5 GB/s usable). Stream/event limits: "Atlas inference" rows of
+# C-doc 06/07 (1024 streams, 1023 events).
+ASCEND310 = DeviceProfile(
+    name="Ascend310",
+    soc_name="Ascend310",
+    memory_bytes=8 * GiB,
+    memory_kind="ddr",
+    reserved_bytes=512 * MiB,
+    device_mem_bw=40.0,
+    h2d_pinned_bw=3.2,
+    d2h_pinned_bw=3.2,
+    pageable_factor=1 / 1.3,
+    copy_engines=1,
+    aicore_count=2,
+    flops_per_ns={"float16": 8_000.0, "float32": 2_000.0, "int8": 16_000.0, "int32": 1_000.0},
+    launch_latency_ns=6_000,
+    max_streams=1024,
+    max_events=1023,
+    dvpp_pixels_per_ns=0.35,
+)
+
+# Ascend 310P3 (Atlas 300I Pro): 24 GiB LPDDR4X at about 204.8 GB/s; 8 AI cores, about
+# 70 TFLOPS fp16 and 140 TOPS int8 (Atlas 300I Pro datasheet); PCIe 4.0 x16 host link, of
+# which a DMA engine sustains roughly 20 GB/s with pinned memory. Pageable copies lose about
+# 30% through staging, the figure the optimisation-ladder article reports for pinned memory.
+ASCEND310P3 = DeviceProfile(
+    name="Ascend310P3",
+    soc_name="Ascend310P3",
+    memory_bytes=24 * GiB,
+    memory_kind="ddr",
+    reserved_bytes=1 * GiB,
+    device_mem_bw=204.8,
+    h2d_pinned_bw=20.0,
+    d2h_pinned_bw=20.0,
+    pageable_factor=1 / 1.3,
+    copy_engines=1,
+    aicore_count=8,
+    flops_per_ns={"float16": 70_000.0, "float32": 17_500.0, "int8": 140_000.0,
+                  "int32": 8_750.0},
+    launch_latency_ns=4_000,
+    max_streams=1024,
+    max_events=1023,
+    dvpp_pixels_per_ns=0.5,
+)
+
+# Ascend 910B1 (Atlas A2 training/inference): 64 GiB HBM2e at about 1.6 TB/s; 24 AI cores,
+# a few hundred TFLOPS fp16 (about 378 is commonly quoted; approximate); PCIe 5.0 x16 host link
+# (about 50 GB/s). Limits: A2 rows of C-doc 06/07 (1984 streams, 65536 events); supports the
+# 1 GiB huge-page policies (C-doc 25-02).
+ASCEND910B1 = DeviceProfile(
+    name="Ascend910B1",
+    soc_name="Ascend910B1",
+    memory_bytes=64 * GiB,
+    memory_kind="hbm",
+    reserved_bytes=2 * GiB,
+    device_mem_bw=1600.0,
+    h2d_pinned_bw=48.0,
+    d2h_pinned_bw=48.0,
+    pageable_factor=1 / 1.3,
+    copy_engines=2,
+    aicore_count=24,
+    flops_per_ns={"float16": 378_000.0, "float32": 94_500.0, "int8": 756_000.0,
+                  "int32": 47_000.0},
+    launch_latency_ns=3_000,
+    max_streams=1984,
+    max_events=65536,
+    dvpp_pixels_per_ns=0.8,
+    supports_huge1g=True,
+)
+
+PROFILES: dict[str, DeviceProfile] = {p.name: p for p in (ASCEND310, ASCEND310P3, ASCEND910B1)}
+DEFAULT_PROFILE = "Ascend310P3"
+
+
+def get_profile(name: str | DeviceProfile | None = None, **overrides: object) -> DeviceProfile:
+    """Return a profile by name (default ``Ascend310P3``), with fields overridden.
+
+    Raises:
+        ValueError: the name is not a known profile.
+    """
+    if isinstance(name, DeviceProfile):
+        base = name
+    else:
+        key = name or DEFAULT_PROFILE
+        if key not in PROFILES:
+            known = ", ".join(sorted(PROFILES))
+            raise ValueError(f"unknown device profile {key!r}; known profiles: {known}")
+        base = PROFILES[key]
+    return replace(base, **overrides) if overrides else base  # type: ignore[arg-type]

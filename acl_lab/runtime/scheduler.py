@@ -1,0 +1,94 @@
+"""Engines as resources in virtual time, and the task/effect vocabulary.
+
+A ``Resource`` is a pool of identical units (one DMA engine, the AI cores of a chip) with the
+intervals it is busy. ``fit`` finds the earliest start at or after a ready time where a task of
+a given duration finds enough free units: a deterministic list scheduler with backfilling, so a
+task that becomes ready early can use a gap left before a task that was placed later.
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum
+
+
+class TaskKind(IntEnum):
+    """What a stream task does (the trace's ``tasks.kind`` column)."""
+
+    H2D = 0
+    D2H = 1
+    D2D = 2
+    H2H = 3
+    MEMSET = 4
+    KERNEL = 5
+    MODEL = 6
+    EVENT_RECORD = 7
+    EVENT_WAIT = 8
+    EVENT_RESET = 9
+    CALLBACK = 10
+    DVPP = 11
+
+
+class Engine(IntEnum):
+    """Which hardware unit a task occupies (the trace's ``tasks.engine`` column)."""
+
+    NONE = 0
+    COPY_H2D = 1
+    COPY_D2H = 2
+    COPY_D2D = 3
+    AICORE = 4
+    DVPP = 5
+    HOST = 6
+
+
+class Resource:
+    """A pool of ``capacity`` identical units and the intervals they are busy."""
+
+    __slots__ = ("busy", "capacity", "horizon", "name")
+
+    def __init__(self, name: str, capacity: int) -> None:
+        self.name = name
+        self.capacity = capacity
+        # (start, end, units), unordered; pruned to intervals that can still matter.
+        self.busy: list[tuple[int, int, int]] = []
+        self.horizon = 0  # max end of all intervals
+
+    def _usage_ok(self, start: int, end: int, units: int) -> bool:
+        if units > self.capacity:
+            return False
+        if self.capacity == 1:
+            return all(e <= start or s >= end for s, e, _ in self.busy)
+        # Usage is piecewise constant; check it at start and at every interval start inside.
+        points = [start] + [s for s, _, _ in self.busy if start < s < end]
+        for p in points:
+            used = sum(u for s, e, u in self.busy if s <= p < e)
+            if used + units > self.capacity:
+                return False
+        return True
+
+    def fit(self, ready: int, duration: int, units: int = 1) -> int:
+        """Earliest start >= ``ready`` with ``units`` free for ``duration`` ns; books it."""
+        units = min(units, self.capacity)
+        if ready >= self.horizon:
+            start = ready
+        else:
+            candidates = sorted({ready} | {e for _, e, _ in self.busy if e > ready})
+            start = self.horizon
+            for c in candidates:
+                if self._usage_ok(c, c + max(duration, 1), units):
+                    start = c
+                    break
+        end = start + duration
+        if duration > 0:
+            self.busy.append((start, end, units))
+            if end > self.horizon:
+                self.horizon = end
+        return start
+
+    def prune(self, before: int) -> None:
+        """Forget intervals that end at or before ``before`` (no task can start earlier)."""
+        if len(self.busy) > 32:
+            self.busy = [b for b in self.busy if b[1] > before]
+
+    def busy_time(self) -> int:
+        """Total booked unit-time still remembered (for tests and summaries)."""
+        return sum((e - s) * u for s, e, u in self.busy)

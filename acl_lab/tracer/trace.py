@@ -1,0 +1,342 @@
+"""The immutable Trace: frozen tables, file I/O and the Chrome/Perfetto export.
+
+A ``Trace`` is what ``Session.trace()`` and ``Trace.load`` return. Its tables are read-only
+numpy columns (``trace.calls["start_ns"]``); views and checks read them and never write.
+``.acltrace`` files are versioned JSON (gzip-compressed when large), validated strictly on
+load: every table, column, type and id reference is checked and a bad file raises
+``ValueError`` naming the field. Nothing is ever unpickled.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import os
+from array import array
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import numpy as np
+
+from . import schema
+from .schema import FORMAT, STR, TABLES, VERSION
+
+_RANGES = {"b": (-(1 << 7), 1 << 7), "i": (-(1 << 31), 1 << 31), "q": (-(1 << 63), 1 << 63)}
+_DTYPES = {"b": np.int8, "i": np.int32, "q": np.int64}
+#: Files above this size are written gzip-compressed.
+GZIP_ABOVE = 1 << 20
+#: Load refuses files (after decompression) larger than this.
+MAX_LOAD_BYTES = 1 << 30
+
+
+class Table(Mapping[str, np.ndarray]):
+    """One frozen table: column name -> read-only numpy array, all of one length."""
+
+    def __init__(self, name: str, columns: dict[str, np.ndarray]) -> None:
+        self.name = name
+        self._cols = columns
+        self._len = len(next(iter(columns.values()))) if columns else 0
+
+    def __getitem__(self, key: str) -> np.ndarray:
+        return self._cols[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._cols)
+
+    def __len__(self) -> int:
+        """Number of columns (Mapping protocol); use ``rows`` for the row count."""
+        return len(self._cols)
+
+    @property
+    def rows(self) -> int:
+        """Number of rows."""
+        return self._len
+
+    def row(self, i: int) -> dict[str, int]:
+        """One row as a dict of plain ints."""
+        return {k: int(v[i]) for k, v in self._cols.items()}
+
+    def __repr__(self) -> str:
+        return f"<Table {self.name}: {self._len} rows, columns {list(self._cols)}>"
+
+
+class Trace:
+    """An immutable record of one emulated run. Build with ``Session.trace()`` or ``load``."""
+
+    def __init__(self, strings: list[str], tables: dict[str, Table],
+                 meta: dict[str, Any]) -> None:
+        self.strings = tuple(strings)
+        self.tables = tables
+        self.meta = dict(meta)
+
+    # ------------------------------------------------------------------ building
+    @classmethod
+    def from_columns(cls, strings: list[str], cols: Mapping[str, Mapping[str, Any]],
+                     meta: dict[str, Any]) -> Trace:
+        """Copy recorder columns (arrays or lists) into a frozen Trace."""
+        tables: dict[str, Table] = {}
+        for tname, spec in TABLES.items():
+            got = cols.get(tname, {})
+            columns: dict[str, np.ndarray] = {}
+            for c in spec:
+                data = got.get(c.name, [])
+                if isinstance(data, array):
+                    arr = np.frombuffer(data.tobytes(), dtype=_DTYPES[c.code]).copy()
+                else:
+                    arr = np.asarray(data, dtype=_DTYPES[c.code])
+                arr.setflags(write=False)
+                columns[c.name] = arr
+            tables[tname] = Table(tname, columns)
+        return cls(list(strings), tables, meta)
+
+    def __getattr__(self, name: str) -> Table:
+        tables = self.__dict__.get("tables")
+        if tables is not None and name in tables:
+            return tables[name]
+        raise AttributeError(name)
+
+    def __repr__(self) -> str:
+        counts = ", ".join(f"{t.rows} {n}" for n, t in self.tables.items() if t.rows)
+        return f"<Trace {self.meta.get('profile', '?')}: {counts}>"
+
+    def string(self, i: int) -> str:
+        """The interned string with id ``i``."""
+        return self.strings[i]
+
+    # ------------------------------------------------------------------ queries
+    def call_name(self, cid: int) -> str:
+        """The pyACL name of call ``cid``."""
+        return self.strings[int(self.calls["name"][cid])]
+
+    def call_site(self, cid: int) -> tuple[str, int]:
+        """(file, line) of call ``cid``."""
+        return self.strings[int(self.calls["file"][cid])], int(self.calls["line"][cid])
+
+    def call_args(self, cid: int) -> list[Any]:
+        """Decoded arguments of a call: ints, strs, None, floats or ``("ptr", alloc, off)``."""
+        start = int(self.calls["arg_start"][cid])
+        n = int(self.calls["arg_count"][cid])
+        kinds, vals = self.args["kind"], self.args["value"]
+        out: list[Any] = []
+        for i in range(start, start + n):
+            k, v = int(kinds[i]), int(vals[i])
+            if k == schema.ARG_INT:
+                out.append(v)
+            elif k == schema.ARG_PTR:
+                out.append(("ptr", v >> schema.PTR_SHIFT, v & schema.PTR_OFFSET_MASK))
+            elif k == schema.ARG_NONE:
+                out.append(None)
+            elif k == schema.ARG_BOOL:
+                out.append(bool(v))
+            elif k == schema.ARG_FLOAT:
+                out.append(float(self.strings[v]))
+            else:
+                out.append(self.strings[v])
+        return out
+
+    def calls_named(self, name: str) -> np.ndarray:
+        """Ids of every call to ``name`` (e.g. ``"acl.rt.malloc"``)."""
+        try:
+            sid = self.strings.index(name)
+        except ValueError:
+            return np.zeros(0, dtype=np.int64)
+        return np.nonzero(self.calls["name"] == sid)[0]
+
+    def peak_device_bytes(self) -> int:
+        """Largest device memory (device + DVPP, page-rounded) live at once."""
+        a, f = self.allocs, self.frees
+        dev = (a["kind"] == 0) | (a["kind"] == 2)
+        events: list[tuple[int, int]] = [(int(a["call"][i]), int(a["reserved"][i]))
+                                         for i in np.nonzero(dev)[0]]
+        for j in range(f.rows):
+            i = int(f["alloc"][j])
+            if i >= 0 and dev[i]:
+                events.append((int(f["call"][j]), -int(a["reserved"][i])))
+        events.sort()
+        peak = cur = 0
+        for _, delta in events:
+            cur += delta
+            peak = max(peak, cur)
+        return peak
+
+    def stats(self) -> dict[str, int]:
+        """The summary's ``stats`` block."""
+        return {
+            "api_calls": self.calls.rows,
+            "tasks": self.tasks.rows,
+            "allocations": int(np.count_nonzero(self.allocs["kind"] != 3)),
+            "peak_device_bytes": self.peak_device_bytes(),
+            "virtual_time_ns": int(self.meta.get("virtual_time_ns", 0)),
+        }
+
+    def findings(self) -> list[Any]:
+        """Every finding the checks report for this trace (see ``acl_lab.tracer.checks``)."""
+        from .checks import run_checks
+        return run_checks(self)
+
+    # ------------------------------------------------------------------ files
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON-ready form written by ``save``."""
+        return {
+            "format": FORMAT,
+            "version": VERSION,
+            "meta": self.meta,
+            "strings": list(self.strings),
+            "tables": {n: {c: t[c].tolist() for c in t} for n, t in self.tables.items()},
+        }
+
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Write an ``.acltrace`` file (gzip-compressed when over 1 MiB)."""
+        data = json.dumps(self.to_dict(), separators=(",", ":")).encode()
+        if len(data) > GZIP_ABOVE:
+            data = gzip.compress(data, compresslevel=6, mtime=0)
+        with open(path, "wb") as fh:
+            fh.write(data)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str], max_bytes: int = MAX_LOAD_BYTES) -> Trace:
+        """Read and strictly validate an ``.acltrace`` file.
+
+        Raises:
+            ValueError: the file is not a valid trace; the message names the problem.
+        """
+        with open(path, "rb") as fh:
+            head = fh.read(2)
+            fh.seek(0)
+            if head == b"\x1f\x8b":
+                try:
+                    with gzip.GzipFile(fileobj=fh) as gz:
+                        raw = gz.read(max_bytes + 1)
+                except (OSError, EOFError, gzip.BadGzipFile) as e:
+                    raise ValueError(f"trace file: corrupt gzip data ({e})") from None
+            else:
+                raw = fh.read(max_bytes + 1)
+        if len(raw) > max_bytes:
+            raise ValueError(f"trace file: larger than {max_bytes} bytes")
+        return cls.from_json_bytes(raw)
+
+    @classmethod
+    def from_json_bytes(cls, raw: bytes) -> Trace:
+        """Parse and validate the JSON form (see ``load``)."""
+        try:
+            doc = json.loads(raw)
+        except RecursionError:
+            raise ValueError("trace file: JSON nested too deeply") from None
+        except (UnicodeDecodeError, json.JSONDecodeError) as e:
+            raise ValueError(f"trace file: not valid JSON ({e})") from None
+        return cls.from_dict(doc)
+
+    @classmethod
+    def from_dict(cls, doc: Any) -> Trace:
+        """Validate a decoded document and build the Trace."""
+        if not isinstance(doc, dict):
+            raise ValueError("trace file: the top level must be a JSON object")
+        if doc.get("format") != FORMAT:
+            raise ValueError(f"trace file: 'format' must be {FORMAT!r}, "
+                             f"got {doc.get('format')!r}")
+        version = doc.get("version")
+        if type(version) is not int:
+            raise ValueError("trace file: 'version' must be an integer")
+        if version != VERSION:
+            raise ValueError(f"trace file: version {version} is not supported "
+                             f"(this acl_lab reads version {VERSION})")
+        meta = doc.get("meta")
+        if not isinstance(meta, dict):
+            raise ValueError("trace file: 'meta' must be an object")
+        for k, v in meta.items():
+            if not isinstance(v, (str, int, float, bool)) and v is not None:
+                raise ValueError(f"trace file: meta.{k} must be a scalar")
+            if type(v) is int and not -(1 << 63) <= v < (1 << 63):
+                raise ValueError(f"trace file: meta.{k} is out of range")
+        strings = doc.get("strings")
+        if not isinstance(strings, list) or not all(isinstance(x, str) for x in strings):
+            raise ValueError("trace file: 'strings' must be a list of strings")
+        tables = doc.get("tables")
+        if not isinstance(tables, dict):
+            raise ValueError("trace file: 'tables' must be an object")
+        unknown = set(tables) - set(TABLES)
+        if unknown:
+            raise ValueError(f"trace file: unknown table(s) {sorted(unknown)}")
+        cols: dict[str, dict[str, np.ndarray]] = {}
+        lengths: dict[str, int] = {STR: len(strings)}
+        for tname, spec in TABLES.items():
+            t = tables.get(tname)
+            if not isinstance(t, dict):
+                raise ValueError(f"trace file: tables.{tname} is missing or not an object")
+            extra = set(t) - {c.name for c in spec}
+            if extra:
+                raise ValueError(f"trace file: tables.{tname} has unknown column(s) "
+                                 f"{sorted(extra)}")
+            n: int | None = None
+            cols[tname] = {}
+            for c in spec:
+                values = t.get(c.name)
+                where = f"tables.{tname}.{c.name}"
+                if not isinstance(values, list):
+                    raise ValueError(f"trace file: {where} is missing or not a list")
+                if n is None:
+                    n = len(values)
+                elif len(values) != n:
+                    raise ValueError(f"trace file: {where} has {len(values)} values, the "
+                                     f"table's other columns have {n}")
+                lo, hi = _RANGES[c.code]
+                for i, v in enumerate(values):
+                    if type(v) is not int:
+                        raise ValueError(f"trace file: {where}[{i}] must be an integer, "
+                                         f"got {type(v).__name__}")
+                    if not lo <= v < hi:
+                        raise ValueError(f"trace file: {where}[{i}] = {v} is out of range")
+                cols[tname][c.name] = np.asarray(values, dtype=_DTYPES[c.code])
+            lengths[tname] = n or 0
+        for tname, spec in TABLES.items():
+            for c in spec:
+                if c.ref is None:
+                    continue
+                arr = cols[tname][c.name]
+                limit = lengths[c.ref]
+                low = 0 if c.ref == STR else -1
+                bad = np.nonzero((arr < low) | (arr >= limit))[0]
+                if len(bad):
+                    i = int(bad[0])
+                    raise ValueError(f"trace file: tables.{tname}.{c.name}[{i}] = "
+                                     f"{int(arr[i])} refers to no row of {c.ref} "
+                                     f"(it has {limit})")
+        calls = cols["calls"]
+        ends = calls["arg_start"].astype(np.int64) + calls["arg_count"]
+        if len(ends) and (int(ends.max()) > lengths["args"] or int(calls["arg_count"].min()) < 0):
+            i = int(np.argmax((ends > lengths["args"]) | (calls["arg_count"] < 0)))
+            raise ValueError(f"trace file: tables.calls[{i}] arguments run past the args "
+                             "table")
+        args = cols["args"]
+        kinds, vals = args["kind"], args["value"]
+        for j in np.nonzero((kinds == schema.ARG_STR) | (kinds == schema.ARG_FLOAT)
+                            | (kinds == schema.ARG_OTHER))[0].tolist():
+            if not 0 <= int(vals[j]) < len(strings):
+                raise ValueError(f"trace file: tables.args.value[{j}] refers to no "
+                                 "string")
+        for j in np.nonzero(kinds == schema.ARG_PTR)[0].tolist():
+            if not 0 <= int(vals[j]) >> schema.PTR_SHIFT < lengths["allocs"]:
+                raise ValueError(f"trace file: tables.args.value[{j}] points into no "
+                                 "allocation")
+        bad_kind = np.nonzero((kinds < 0) | (kinds > schema.ARG_BOOL))[0]
+        if len(bad_kind):
+            raise ValueError(f"trace file: tables.args.kind[{int(bad_kind[0])}] is not a "
+                             "known argument kind")
+        for cs in cols.values():
+            for arr in cs.values():
+                arr.setflags(write=False)
+        return cls(strings, {n: Table(n, c) for n, c in cols.items()}, meta)
+
+    # ------------------------------------------------------------------ chrome / perfetto
+    def to_chrome_trace(self) -> dict[str, Any]:
+        """Chrome Trace Event JSON for Perfetto / chrome://tracing (see ``chrome.py``)."""
+        from .chrome import to_chrome_trace
+        return to_chrome_trace(self)
+
+    def save_chrome_trace(self, path: str | os.PathLike[str]) -> None:
+        """Write ``to_chrome_trace()`` as JSON."""
+        buf = io.StringIO()
+        json.dump(self.to_chrome_trace(), buf, separators=(",", ":"))
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(buf.getvalue())
