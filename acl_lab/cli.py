@@ -112,7 +112,7 @@ def run(opts: argparse.Namespace) -> int:
               f"{st['virtual_time_ns'] / 1e6:.3f} ms; {len(findings)} finding(s)",
               file=sys.stderr)
         for f in findings:
-            first = f.message.split(". Rule:")[0]
+            first = f.message.split(". Rule:")[0].splitlines()[0]
             print(f"  {f.severity} {f.kind} {f.file}:{f.line}: {first}", file=sys.stderr)
     if stragglers:
         print(f"acl-lab: {stragglers} thread(s) still running after the program ended; "

@@ -339,7 +339,10 @@ class Session:
     def _release_device(self, th: HostThread, cid: int, dev: Device, why: str) -> None:
         for ctx in list(dev.contexts):
             if ctx.alive:
-                self._drain_context(th, cid, ctx)
+                if why == "exit":
+                    self._drop_pending(ctx, "the program exited")
+                else:
+                    self._drain_context(th, cid, ctx)
         for ctx in list(dev.contexts):
             if ctx.alive:
                 # The default context is released by reset_device by design; anything else
@@ -422,6 +425,18 @@ class Session:
         for t in self.thread_list:
             if t.ctx is ctx:
                 t.ctx = None
+
+    def _drop_pending(self, ctx: Context, why: str) -> None:
+        """Cancel tasks that never got to run (at process exit nothing waits for them)."""
+        for st in ctx.streams:
+            for t in st.pending:
+                t.status = 507903
+                t.reason = f"never ran: {why}"
+                self.hooks.on_task_status(t)
+            st.pending.clear()
+            st.blocked_by = None
+            if st in self._blocked_streams:
+                self._blocked_streams.remove(st)
 
     def _drain_context(self, th: HostThread, cid: int, ctx: Context) -> None:
         streams = [s for s in ctx.streams if s.alive]
@@ -1245,7 +1260,7 @@ class Session:
 
     def _live_threads(self) -> set[HostThread]:
         """Threads that can still act: running, or in a wait that can still progress."""
-        live = {t for t in self.thread_list if t.alive and t.state == "running"}
+        live = {t for t in self.thread_list if t.alive and t.state in ("running", "polling")}
         waiting = [t for t in self.thread_list if t.alive and t.state == "blocked"]
         changed = True
         while changed:
@@ -1275,7 +1290,8 @@ class Session:
         file, line = self.recorder.call_site(cid) if self.recorder is not None else ("", 0)
         edges = [WaitEdge(th.label(), what, why, file, line)]
         for who, reason in needs:
-            target = who.label() if isinstance(who, HostThread) else str(who)
+            target = (who.label() if isinstance(who, HostThread)
+                      else "another thread" if who == "any" else str(who))
             edges.append(WaitEdge(what, target, reason))
         for other in self.thread_list:
             if other is not th and other.alive and other.state == "blocked" and other.wait:
@@ -1363,7 +1379,8 @@ class Session:
 
         if not th.reports:
             deadline = time.monotonic() + (timeout_ms / 1000 if timeout_ms > 0 else 1e9)
-            th.state = "blocked"
+            # A timed wait comes back by itself, so the thread still counts as running.
+            th.state = "blocked" if timeout_ms < 0 else "polling"
             th.wait = ("a callback report", needs)
             self.cond.notify_all()
             try:

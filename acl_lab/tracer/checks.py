@@ -144,8 +144,9 @@ def _object_leaks(trace: Any) -> list[Finding]:
             noun, fix = names[kind]
             many = f"{n} {noun}s" if n > 1 else f"{noun} {label.split(' ')[-1]}" \
                 if kind != 0 else f"{noun}"
-            msg = (f"{many} created at {file}:{line} never destroyed; it was only released "
-                   "when its context or device was torn down. Rule: destroy events, then "
+            pron = "they were" if n > 1 else "it was"
+            msg = (f"{many} created at {file}:{line} never destroyed; {pron} only released "
+                   "when the context or device was torn down. Rule: destroy events, then "
                    "streams, then contexts, then reset the device. "
                    f"Fix: call {fix}(...) when you are done with it.")
         out.append(Finding("leak", "warning", msg, file, line, calls,
