@@ -84,6 +84,29 @@ def _parse(name: str, fmt: str, args: tuple[Any, ...]) -> tuple[Any, ...]:
     return tuple(out)
 
 
+def _fast_check(fmt: str) -> str:
+    """Source of a boolean expression that is True when every argument already has the
+    plain type and range the format wants (the common case, checked without a loop)."""
+    letters = fmt.replace("|", "")
+    parts = []
+    for i, c in enumerate(letters):
+        a = f"a{i}"
+        if c == "i":
+            parts.append(f"type({a}) is int and -2147483648 <= {a} <= 2147483647")
+        elif c == "I":
+            parts.append(f"type({a}) is int and 0 <= {a} <= 4294967295")
+        elif c == "L":
+            parts.append(f"type({a}) is int and -9223372036854775808 <= {a} "
+                         "<= 9223372036854775807")
+        elif c in "kp":
+            parts.append(f"type({a}) is int and 0 <= {a} <= 18446744073709551615")
+        elif c == "s":
+            parts.append(f"type({a}) is str")
+        else:
+            parts.append("False")
+    return " and ".join(parts) if parts else "True"
+
+
 def acl_api(name: str, cname: str, fmt: str, out: int | str = 0, launch: bool = False,
             default: Any = 0) -> Callable[[F], F]:
     """Declare an emulated pyACL function.
@@ -98,47 +121,62 @@ def acl_api(name: str, cname: str, fmt: str, out: int | str = 0, launch: bool = 
         default: the output value(s) on failure (what C leaves in the out-pointer: 0).
 
     The implementation receives ``(session, thread, call_id, *parsed_args)`` and returns the
-    output value (a tuple when ``out > 1``).
+    output value (a tuple when ``out > 1``). The wrapper is generated with the exact
+    positional parameters so the common, well-typed call is checked without a loop.
     """
     letters = fmt.replace("|", "")
     ptrs = sum(1 << i for i, c in enumerate(letters) if c == "p")
+    nreq = len(letters) if "|" not in fmt else fmt.index("|")
+    if out == 0:
+        shape = "ret"
+    elif out == "value":
+        shape = "value"
+    elif out == "none":
+        shape = "None"
+    elif out == 1:
+        shape = "(value, ret)"
+    else:
+        shape = "(*value, ret)"
 
     def deco(impl: F) -> F:
         _REGISTRY[name] = {"cname": cname, "fmt": fmt, "out": out, "impl": impl}
-
-        @wraps(impl)
-        def wrapper(*args: Any) -> Any:
-            parsed = _parse(name, fmt, args)
-            s = current_session()
-            assert s is not None
-            f = sys._getframe(1)
-            with s.lock:
-                cost = s.profile.launch_call_ns if launch else s.profile.api_call_ns
-                th, cid, _ = s.api_enter(name, cost, parsed, ptrs, f.f_code.co_filename,
-                                         f.f_lineno)
-                try:
-                    value = impl(s, th, cid, *parsed)
-                    ret = 0
-                except AclError as e:
-                    ret = s.fail(th, cid, e)
-                    value = default
-                except BaseException:
-                    s.api_exit(th, cid, -1)
-                    raise
-                s.api_exit(th, cid, ret)
-            if out == 0:
-                return ret
-            if out == "value":
-                return value
-            if out == "none":
-                return None
-            if out == 1:
-                return value, ret
-            return (*value, ret)
-
-        wrapper.__acl_name__ = name  # type: ignore[attr-defined]
-        wrapper.__acl_cname__ = cname  # type: ignore[attr-defined]
-        return wrapper  # type: ignore[return-value]
+        names = [f"a{i}" for i in range(len(letters))]
+        if nreq == len(letters):
+            params = ", ".join(names)
+            fast = _fast_check(fmt)
+            head = (f"def {impl.__name__}({params}):\n"
+                    f"    if {fast}:\n"
+                    f"        args = ({params}{',' if len(names) == 1 else ''})\n"
+                    f"    else:\n"
+                    f"        args = _parse(NAME, FMT, args)\n")
+        else:
+            head = (f"def {impl.__name__}(*args):\n"
+                    f"    args = _parse(NAME, FMT, args)\n")
+        src = head + f"""    s = _current()
+    f = _getframe(1)
+    with s.lock:
+        th, cid, _ = s.api_enter(NAME, s.profile.{"launch_call_ns" if launch else "api_call_ns"},
+                                 args, PTRS, f.f_code.co_filename, f.f_lineno)
+        try:
+            value = IMPL(s, th, cid, *args)
+            ret = 0
+        except AclError as e:
+            ret = s.fail(th, cid, e)
+            value = DEFAULT
+        except BaseException:
+            s.api_exit(th, cid, -1)
+            raise
+        s.api_exit(th, cid, ret)
+    return {shape}
+"""
+        env: dict[str, Any] = {"_parse": _parse, "NAME": name, "FMT": fmt, "PTRS": ptrs,
+                               "_current": current_session, "_getframe": sys._getframe,
+                               "AclError": AclError, "IMPL": impl, "DEFAULT": default}
+        exec(compile(src, f"<acl_api {name}>", "exec"), env)
+        wrapper: Any = wraps(impl)(env[impl.__name__])
+        wrapper.__acl_name__ = name
+        wrapper.__acl_cname__ = cname
+        return wrapper
 
     return deco
 

@@ -478,11 +478,12 @@ class MemorySystem:
         return r.buf[offset:offset + nbytes].copy()
 
     @staticmethod
-    def write(r: Region, offset: int, data: np.ndarray) -> None:
+    def write(r: Region, offset: int, data: bytes) -> None:
         """Write bytes into a region and mark them initialised."""
         n = len(data)
-        r.buf[offset:offset + n] = data
-        r.mark_written(offset, offset + n)
+        r.buf.data[offset:offset + n] = data
+        if r.written is not None:
+            r.mark_written(offset, offset + n)
 
     @staticmethod
     def fill(r: Region, offset: int, value: int, nbytes: int) -> None:

@@ -12,8 +12,6 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
-import numpy as np
-
 from .memory import Region
 from .scheduler import Engine, Resource, TaskKind
 
@@ -173,37 +171,37 @@ class Access:
 
 
 class Task:
-    """One unit of device work on a stream (or a synchronous copy on no stream)."""
+    """One unit of device work on a stream (or a synchronous copy on no stream).
 
-    __slots__ = ("accesses", "block", "call", "callback", "device", "duration", "end", "engine",
-                 "event", "fill", "id", "kind", "nbytes", "payload", "pinned", "reason",
-                 "record", "start", "status", "stream", "submit", "units", "user_data")
+    Rarely used fields live as class-level defaults so creating a task stays cheap.
+    """
 
-    def __init__(self, tid: int, kind: TaskKind, stream: Stream | None, call: int,
-                 submit: int, engine: Engine = Engine.NONE, duration: int = 0) -> None:
-        self.id = tid
+    event: Event | None = None
+    record: Task | None = None
+    callback: Callable[..., Any] | None = None
+    user_data: Any = None
+    block = False
+    fill = 0
+    pinned = True
+    payload: bytes | None = None
+    reason = ""
+    status = 0
+    units = 1
+    nbytes = 0
+    start = -1
+    end = -1
+    id = -1
+
+    def __init__(self, kind: TaskKind, stream: Stream | None, call: int, submit: int,
+                 engine: Engine = Engine.NONE, duration: int = 0) -> None:
         self.kind = kind
         self.stream = stream
         self.call = call
         self.submit = submit
         self.engine = engine
         self.duration = duration
-        self.units = 1
-        self.start = -1
-        self.end = -1
-        self.nbytes = 0
-        self.status = 0
         self.accesses: list[Access] = []
-        self.event: Event | None = None
-        self.record: Task | None = None
-        self.callback: Callable[..., Any] | None = None
-        self.user_data: Any = None
-        self.block = False
-        self.fill = 0
-        self.pinned = True
-        self.payload: np.ndarray | None = None
-        self.reason = ""
-        self.device = -1
+        self.device = stream.ctx.device.index if stream is not None else -1
 
     @property
     def placed(self) -> bool:

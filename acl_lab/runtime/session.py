@@ -154,6 +154,7 @@ class Session:
         self.devices = [Device(d, self.profile.copy_engines, self.profile.aicore_count)
                         for d in range(device_count)]
         self.threads: dict[int, HostThread] = {}
+        self._tls = threading.local()
         self.thread_list: list[HostThread] = []
         self.handles: dict[int, Any] = {}
         self.objects: list[Any] = []
@@ -164,7 +165,7 @@ class Session:
         self.call_count = 0
         self.progress = 0
         self.applied_ns = 0
-        self._effects: list[tuple[int, int, int, Callable[[], None]]] = []
+        self._effects: list[tuple[int, int, int, Task]] = []
         self._effect_seq = 0
         self._next_handle = HANDLE_BASE
         self._blocked_streams: list[Stream] = []
@@ -225,6 +226,9 @@ class Session:
 
     def thread(self) -> HostThread:
         """The calling thread's HostThread, registered on first use."""
+        th: HostThread | None = getattr(self._tls, "th", None)
+        if th is not None:
+            return th
         ident = threading.get_ident()
         th = self.threads.get(ident)
         if th is None or not th.pythread.is_alive():
@@ -237,6 +241,7 @@ class Session:
             self.threads[ident] = th
             self.thread_list.append(th)
             self.hooks.on_thread(th)
+        self._tls.th = th
         return th
 
     def _handle(self, obj: Any) -> int:
@@ -711,26 +716,29 @@ class Session:
         self.hooks.on_free(r, cid, HOW_EXPLICIT)
 
     def mem_info(self, th: HostThread, attr: int) -> tuple[int, int]:
-        """aclrtGetMemInfo: (free, total) of the current device for a memory attribute."""
+        """aclrtGetMemInfo: (free, total) of the current device for an aclrtMemAttr.
+
+        The device's own kind (DDR on 310-class, HBM on 910-class) and its huge/normal
+        variants report the shared capacity; HBM asked of a DDR device reports DDR (C-doc
+        11-01); anything the device lacks (DDR on an HBM device, P2P and 1 GiB pools where
+        unsupported) gives (0, 0).
+        """
         ctx = self.require_ctx(th)
         mem = self.memory.devices[ctx.device.index]
+        if not 0 <= attr <= 17:
+            raise AclError(100000, f"memory attribute {attr} is not an aclrtMemAttr value "
+                                   "(0-17)")
         hbm = self.profile.memory_kind == "hbm"
-        if attr in (0, 1, 12, 13):           # DDR, HBM, MEM_NORMAL, MEM_HUGE
-            if attr == 0 and hbm:
-                return 0, 0
-            if attr == 12:
-                return mem.free_bytes, mem.capacity
+        ddr_attrs = {0, 2, 3}            # DDR, DDR_HUGE, DDR_NORMAL
+        hbm_attrs = {1, 4, 5}            # HBM, HBM_HUGE, HBM_NORMAL
+        generic = {12, 13}               # MEM_NORMAL, MEM_HUGE
+        huge1g = {10, 14}                # HBM_HUGE1G, MEM_HUGE1G
+        supported = generic | hbm_attrs | (set() if hbm else ddr_attrs)
+        if self.profile.supports_huge1g:
+            supported |= huge1g
+        if attr in supported:
             return mem.free_bytes, mem.capacity
-        ddr_pools = {2: 1, 3: 0}               # DDR_MEM_HUGE, DDR_MEM_NORMAL
-        hbm_pools = {4: 1, 5: 0}               # HBM_MEM_HUGE, HBM_MEM_NORMAL
-        pools = ddr_pools if not hbm else hbm_pools
-        other = hbm_pools if not hbm else ddr_pools
-        if attr in pools or (attr in other and not hbm):
-            pool = pools.get(attr, other.get(attr, 0))
-            return mem.free_bytes, mem.capacity if pool is not None else 0
-        if 0 <= attr <= 17:
-            return 0, 0
-        raise AclError(100000, f"memory attribute {attr} is not an aclrtMemAttr value (0-17)")
+        return 0, 0
 
     # ------------------------------------------------------------------ copies
     def _resolve(self, ptr: int, nbytes: int, what: str) -> Region:
@@ -899,10 +907,13 @@ class Session:
     # ================================================================== tasks and time
     def _new_task(self, kind: TaskKind, stream: Stream | None, cid: int, submit: int,
                   engine: Engine, duration: int) -> Task:
-        t = Task(len(self.tasks), kind, stream, cid, submit, engine, duration)
-        t.device = stream.ctx.device.index if stream is not None else -1
+        return Task(kind, stream, cid, submit, engine, duration)
+
+    def _register_task(self, t: Task) -> None:
+        """Give a task its id (= its row in the trace) and announce it."""
+        t.id = len(self.tasks)
         self.tasks.append(t)
-        return t
+        self.hooks.on_task(t)
 
     @staticmethod
     def _add_access(t: Task, r: Region, offset: int, length: int, write: bool) -> None:
@@ -912,7 +923,7 @@ class Session:
         s = t.stream
         assert s is not None
         s.last_task = t
-        self.hooks.on_task(t)
+        self._register_task(t)
         if s.pending or s.blocked_by is not None or not self._place(t):
             s.pending.append(t)
             if s not in self._blocked_streams:
@@ -973,6 +984,8 @@ class Session:
             t.start, t.end = ready, ready + t.duration
         else:
             res = s.ctx.device.engines[t.engine]
+            if len(res.busy) > 64:
+                res.prune(min((x.clock for x in self.thread_list if x.alive), default=0))
             t.start = res.fit(ready, t.duration, t.units)
             t.end = t.start + t.duration
         s.tail_end = t.end
@@ -1013,9 +1026,11 @@ class Session:
         if not t.accesses:
             return
         seq = self._effect_seq
-        self._effect_seq = seq + 2
-        heapq.heappush(self._effects, (t.start, 1, seq, lambda: self._effect_start(t)))
-        heapq.heappush(self._effects, (t.end, 0, seq + 1, lambda: self._effect_end(t)))
+        self._effect_seq = seq + 1
+        # At equal times writes (phase 0) come before reads (phase 1): a task that starts
+        # when its predecessor ends sees the predecessor's output.
+        heapq.heappush(self._effects, (t.start, 1, seq, t))
+        heapq.heappush(self._effects, (t.end, 0, seq, t))
 
     def _effect_start(self, t: Task) -> None:
         """Read a task's inputs at its start; fail the task if any range is no longer valid."""
@@ -1032,7 +1047,7 @@ class Session:
                     if missing:
                         self.hooks.on_uninit(t, r, missing)
                 if t.payload is None:
-                    t.payload = r.buf[a.offset:a.offset + a.length].copy()
+                    t.payload = r.buf[a.offset:a.offset + a.length].tobytes()
 
     def _effect_end(self, t: Task) -> None:
         """Write a task's outputs at its end."""
@@ -1070,8 +1085,13 @@ class Session:
     def advance(self, t: int) -> None:
         """Apply every data effect due at or before virtual time ``t``."""
         eff = self._effects
+        pop = heapq.heappop
         while eff and eff[0][0] <= t:
-            heapq.heappop(eff)[3]()
+            _, phase, _, task = pop(eff)
+            if phase:
+                self._effect_start(task)
+            else:
+                self._effect_end(task)
         if t > self.applied_ns:
             self.applied_ns = t
 
@@ -1080,7 +1100,8 @@ class Session:
         """Run a synchronous copy/memset now: the host waits for the engine."""
         for r, off, n, write in accesses:
             self._add_access(task, r, off, n, write)
-        self.hooks.on_task(task)
+        task.device = th.ctx.device.index if th.ctx is not None else 0
+        self._register_task(task)
         ready = th.clock + self.profile.copy_setup_ns // 2
         if task.engine == Engine.HOST:
             task.start = ready

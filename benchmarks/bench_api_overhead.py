@@ -1,0 +1,231 @@
+"""Per-call cost of traced pyACL calls, next to a plain Python function doing dict lookups.
+
+Measured, each as the median of ``REPEATS`` repeats of ``N`` calls (one fresh Session per
+repeat and per side, set up outside the timed region):
+
+* ``acl.rt.memcpy_async``: 64-byte H2D copies from ``malloc_host`` to ``malloc`` memory on one
+  stream; the stream is synchronised after every 1,000 calls (outside the timed blocks) so the
+  pending queues stay the size a real program sees;
+* an ``acl.rt.malloc(1024, 2)`` / ``acl.rt.free`` pair;
+* ``plain_dict_lookups``: the baseline, a plain function with the same six arguments as
+  memcpy_async that does the dict lookups a traced call cannot avoid (thread, stream handle,
+  the two pointers' regions, the interned API name and file) and appends one record.
+
+Each of them runs with the recorder attached (``Session()``) and detached
+(``Session(record=False)``), so the table shows what tracing adds. Ratios are computed within
+each repeat and their median is reported.
+"""
+
+from __future__ import annotations
+
+import cProfile
+import io
+import pstats
+import threading
+import time
+from collections.abc import Callable
+from types import ModuleType
+from typing import Any
+
+from acl_lab.constants import ACL_MEM_MALLOC_NORMAL_ONLY, ACL_MEMCPY_HOST_TO_DEVICE
+
+from .common import REPEATS, Row, acl_session, check, median, n_calls, quiet_gc
+
+NAME = "api_overhead"
+
+#: Bytes per copy, calls between stream synchronisations, malloc size and policy.
+COPY_BYTES = 64
+SYNC_EVERY = 1_000
+MALLOC_SIZE = 1024
+MALLOC_POLICY = ACL_MEM_MALLOC_NORMAL_ONLY  # 2
+H2D = ACL_MEMCPY_HOST_TO_DEVICE  # 1
+
+#: Target for one traced memcpy_async (µs).
+TARGET_MEMCPY_ASYNC_US = 3.0
+
+# ------------------------------------------------------------------------------ baseline
+
+_THREADS: dict[int, object] = {}
+_HANDLES: dict[int, object] = {}
+_REGIONS: dict[int, object] = {}
+_INTERN: dict[str, int] = {}
+_LOG: list[tuple[Any, ...]] = []
+_API_NAME = "acl.rt.memcpy_async"
+
+
+def plain_dict_lookups(dst: int, dest_max: int, src: int, count: int, kind: int,
+                       stream: int) -> int:
+    """The baseline: six dict gets and one list append, with memcpy_async's arguments.
+
+    Models the lookups the issue calls "the same dict lookups": the calling thread, the stream
+    handle, the destination and source regions, the interned API name and the interned file,
+    then one appended record. Returns 0 like a successful ACL call.
+    """
+    th = _THREADS.get(threading.get_ident())
+    st = _HANDLES.get(stream)
+    rd = _REGIONS.get(dst)
+    rs = _REGIONS.get(src)
+    n = _INTERN.get(_API_NAME)
+    f = _INTERN.get(__file__)
+    _LOG.append((n, f, th, st, rd, rs, dest_max, count, kind))
+    return 0
+
+
+def _reset_baseline(dst: int, src: int, stream: int) -> None:
+    _LOG.clear()
+    _THREADS.clear()
+    _THREADS[threading.get_ident()] = object()
+    _HANDLES.clear()
+    _HANDLES[stream] = object()
+    _REGIONS.clear()
+    _REGIONS.update({dst: object(), src: object()})
+    _INTERN.clear()
+    _INTERN.update({_API_NAME: 0, __file__: 1})
+
+
+# ------------------------------------------------------------------------------ timing
+
+CopyLike = Callable[[int, int, int, int, int, int], int]
+
+
+def _time_copies(fn: CopyLike, dst: int, src: int, stream: int, n: int,
+                 sync: Callable[[], Any]) -> int:
+    """ns spent in ``n`` calls ``fn(dst, 64, src, 64, H2D, stream)``; ``sync`` runs untimed
+    after every ``SYNC_EVERY`` calls."""
+    perf = time.perf_counter_ns
+    total = 0
+    done = 0
+    while done < n:
+        rng = range(min(SYNC_EVERY, n - done))
+        t0 = perf()
+        for _ in rng:
+            fn(dst, COPY_BYTES, src, COPY_BYTES, H2D, stream)
+        total += perf() - t0
+        done += len(rng)
+        sync()
+    return total
+
+
+def _copy_setup(acl: ModuleType) -> tuple[int, int, int]:
+    """(device buffer, pinned host buffer, stream) of the memcpy_async loop."""
+    stream, ret = acl.rt.create_stream()
+    check(ret, "acl.rt.create_stream")
+    host, ret = acl.rt.malloc_host(COPY_BYTES)
+    check(ret, "acl.rt.malloc_host")
+    dev, ret = acl.rt.malloc(COPY_BYTES, MALLOC_POLICY)
+    check(ret, "acl.rt.malloc")
+    return dev, host, stream
+
+
+def memcpy_async_ns(record: bool, n: int) -> float:
+    """ns per ``acl.rt.memcpy_async`` call over ``n`` calls in a fresh Session."""
+    with acl_session(record) as (_, acl):
+        dev, host, stream = _copy_setup(acl)
+        memcpy_async = acl.rt.memcpy_async
+        check(memcpy_async(dev, COPY_BYTES, host, COPY_BYTES, H2D, stream),
+              "acl.rt.memcpy_async")
+        sync_rets: list[int] = []
+
+        def sync() -> None:
+            sync_rets.append(acl.rt.synchronize_stream(stream))
+
+        with quiet_gc():
+            ns = _time_copies(memcpy_async, dev, host, stream, n, sync)
+        if any(sync_rets):
+            raise RuntimeError(f"synchronize_stream returned {max(sync_rets)} in the loop")
+    return ns / n
+
+
+def baseline_ns(n: int) -> float:
+    """ns per ``plain_dict_lookups`` call over ``n`` calls (same loop shape, no sync)."""
+    dst, src, stream = 0x1200_0000_0000, 0x7F00_0000_0040, 0xA0_0000_0040
+    _reset_baseline(dst, src, stream)
+    with quiet_gc():
+        ns = _time_copies(plain_dict_lookups, dst, src, stream, n, _LOG.clear)
+    _LOG.clear()
+    return ns / n
+
+
+def malloc_free_ns(record: bool, n: int) -> float:
+    """ns per ``malloc(1024, 2)`` + ``free`` pair over ``n`` pairs in a fresh Session."""
+    with acl_session(record) as (_, acl):
+        malloc, free = acl.rt.malloc, acl.rt.free
+        ptr, ret = malloc(MALLOC_SIZE, MALLOC_POLICY)
+        check(ret, "acl.rt.malloc")
+        check(free(ptr), "acl.rt.free")
+        perf = time.perf_counter_ns
+        total = 0
+        done = 0
+        with quiet_gc():
+            while done < n:
+                rng = range(min(SYNC_EVERY, n - done))
+                t0 = perf()
+                for _ in rng:
+                    ptr, _ret = malloc(MALLOC_SIZE, MALLOC_POLICY)
+                    free(ptr)
+                total += perf() - t0
+                done += len(rng)
+        ptr, ret = malloc(MALLOC_SIZE, MALLOC_POLICY)
+        check(ret, "acl.rt.malloc after the loop")
+        check(free(ptr), "acl.rt.free after the loop")
+    return total / n
+
+
+# ------------------------------------------------------------------------------ run
+
+
+def run(quick: bool) -> list[Row]:
+    """Time traced / untraced memcpy_async and malloc+free against the baseline."""
+    n = n_calls(quick)
+    samples: dict[str, list[float]] = {k: [] for k in (
+        "base", "copy_t", "copy_u", "pair_t", "pair_u",
+        "copy_t_ratio", "copy_u_ratio", "copy_tu_ratio", "copy_added",
+        "pair_ratio", "pair_tu_ratio")}
+    for _ in range(REPEATS):
+        # One repeat: every side back to back, so the ratios share the machine's state.
+        base = baseline_ns(n)
+        copy_t = memcpy_async_ns(True, n)
+        copy_u = memcpy_async_ns(False, n)
+        pair_t = malloc_free_ns(True, n)
+        pair_u = malloc_free_ns(False, n)
+        for key, v in (("base", base), ("copy_t", copy_t), ("copy_u", copy_u),
+                       ("pair_t", pair_t), ("pair_u", pair_u),
+                       ("copy_t_ratio", copy_t / base), ("copy_u_ratio", copy_u / base),
+                       ("copy_tu_ratio", copy_t / copy_u), ("copy_added", copy_t - copy_u),
+                       ("pair_ratio", pair_t / 2 / base), ("pair_tu_ratio", pair_t / pair_u)):
+            samples[key].append(v)
+    m = {k: median(v) for k, v in samples.items()}
+    us = 1e-3
+    return [
+        Row(NAME, "memcpy_async_traced", m["copy_t"] * us, "µs/call", TARGET_MEMCPY_ASYNC_US),
+        Row(NAME, "memcpy_async_untraced", m["copy_u"] * us, "µs/call"),
+        Row(NAME, "memcpy_async_tracing_adds", m["copy_added"] * us, "µs/call"),
+        Row(NAME, "malloc_free_pair_traced", m["pair_t"] * us, "µs/pair"),
+        Row(NAME, "malloc_free_pair_untraced", m["pair_u"] * us, "µs/pair"),
+        Row(NAME, "baseline_plain_dict_lookups", m["base"] * us, "µs/call"),
+        Row(NAME, "memcpy_async_traced_vs_baseline", m["copy_t_ratio"], "x"),
+        Row(NAME, "memcpy_async_untraced_vs_baseline", m["copy_u_ratio"], "x"),
+        Row(NAME, "memcpy_async_traced_vs_untraced", m["copy_tu_ratio"], "x"),
+        Row(NAME, "malloc_free_traced_per_call_vs_baseline", m["pair_ratio"], "x"),
+        Row(NAME, "malloc_free_traced_vs_untraced", m["pair_tu_ratio"], "x"),
+    ]
+
+
+def profile_memcpy_async(quick: bool, top: int = 10) -> str:
+    """cProfile one traced memcpy_async loop; the ``top`` functions by tottime, as text."""
+    n = n_calls(quick)
+    prof = cProfile.Profile()
+    with acl_session(True) as (_, acl):
+        dev, host, stream = _copy_setup(acl)
+        memcpy_async = acl.rt.memcpy_async
+
+        def sync() -> None:
+            acl.rt.synchronize_stream(stream)
+
+        prof.enable()
+        _time_copies(memcpy_async, dev, host, stream, n, sync)
+        prof.disable()
+    out = io.StringIO()
+    stats = pstats.Stats(prof, stream=out)
+    stats.sort_stats("tottime").print_stats(top)
+    return out.getvalue()

@@ -1,0 +1,71 @@
+"""Smoke test of ``python -m benchmarks --quick``: it runs, prints the table, writes the JSON.
+
+No timing value is asserted: the machines are shared and noisy, and a missed target is a
+report, not a failure.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+#: Every metric the quick run must report, by benchmark; all must be positive.
+EXPECTED = {
+    "api_overhead": {
+        "memcpy_async_traced", "memcpy_async_untraced", "malloc_free_pair_traced",
+        "malloc_free_pair_untraced", "baseline_plain_dict_lookups",
+        "memcpy_async_traced_vs_baseline", "memcpy_async_untraced_vs_baseline",
+        "memcpy_async_traced_vs_untraced", "malloc_free_traced_per_call_vs_baseline",
+        "malloc_free_traced_vs_untraced",
+    },
+    "trace_size": {
+        "memcpy_async_mem_bytes_per_call", "mixed_mem_bytes_per_call",
+        "mixed_acltrace_gzip_bytes_per_call", "mixed_acltrace_json_bytes_per_call",
+    },
+}
+#: Differences of two timings: numeric and finite, but noise may push them to or below 0.
+DIFFERENCES = {("api_overhead", "memcpy_async_tracing_adds")}
+HEADER = ("benchmark", "metric", "value", "unit", "target", "status")
+
+
+@pytest.mark.e2e
+def test_quick_run_prints_table_and_writes_json(tmp_path: Path) -> None:
+    out = tmp_path / "bench.json"
+    env = dict(os.environ, MPLBACKEND="Agg")
+    proc = subprocess.run(
+        [sys.executable, "-m", "benchmarks", "--quick", "--json", str(out)],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=120,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+    header_lines = [ln for ln in proc.stdout.splitlines() if ln.split()[:6] == list(HEADER)]
+    assert len(header_lines) == 1, proc.stdout
+
+    doc = json.loads(out.read_text(encoding="utf-8"))
+    assert doc["meta"]["quick"] is True
+    rows = {(r["benchmark"], r["metric"]): r for r in doc["rows"]}
+    assert len(rows) == len(doc["rows"]), "metric names must be unique per benchmark"
+
+    want = {(b, m) for b, ms in EXPECTED.items() for m in ms} | DIFFERENCES
+    missing = want - rows.keys()
+    assert not missing, f"metrics missing from the JSON: {sorted(missing)}"
+
+    for key, row in rows.items():
+        assert set(row) == {*HEADER}, key
+        value = row["value"]
+        assert isinstance(value, (int, float)) and not isinstance(value, bool), key
+        assert math.isfinite(value), key
+        if key not in DIFFERENCES:
+            assert value > 0, (key, value)
+        assert row["status"] in ("OK", "MISS", "info"), key
+        assert (row["target"] is None) == (row["status"] == "info"), key
+        # Every metric appears in the printed table too.
+        assert any(ln.split()[:2] == list(key) for ln in proc.stdout.splitlines()), key
