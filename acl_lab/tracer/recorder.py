@@ -2,8 +2,8 @@
 
 Append-only packed rows (one ``struct.pack`` per row into a bytearray per table), names
 interned as integer ids, nothing formatted until a view asks. Rows for calls and tasks are
-appended when they start and completed in place when their end becomes known; ``freeze()`` copies everything into an immutable ``Trace``. The
-recorder never changes runtime state.
+appended when they start and completed in place when their end becomes known; ``freeze()``
+copies everything into an immutable ``Trace``. The recorder never changes runtime state.
 """
 
 from __future__ import annotations
