@@ -404,7 +404,8 @@ class MemorySystem:
     def _reclaim_orphans(self) -> None:
         if len(self._pageable) <= self.ORPHANS_KEPT:
             return
-        orphans = [r for r in self._pageable.values() if sys.getrefcount(r.obj) <= 3]
+        # Two references: the registry's and getrefcount's own argument.
+        orphans = [r for r in self._pageable.values() if sys.getrefcount(r.obj) <= 2]
         for r in orphans[: max(0, len(orphans) - self.ORPHANS_KEPT)]:
             self._drop_pageable(r)
 

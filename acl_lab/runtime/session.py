@@ -864,11 +864,12 @@ class Session:
                       f"memcpy_async with pageable host memory (host buffer #{host.id}): the "
                       "copy is staged and slower, and CANN 7/8 documents unpredictable errors; "
                       "use acl.rt.malloc_host for buffers of async copies")
-        for side, ptr in (("destination", dst), ("source", src)):
+        for side, ptr, reg in (("destination", dst, rd), ("source", src, rs)):
             if ptr % 64:
                 self.diag(cid, "misaligned_async_copy",
-                          f"memcpy_async {side} {ptr:#x} is not 64-byte aligned "
-                          f"({ptr % 64} bytes off); the docs require 64-byte alignment")
+                          f"memcpy_async {side} ({KIND_NAMES[reg.kind]} #{reg.id} + "
+                          f"{ptr - reg.addr}) is {ptr % 64} bytes past a 64-byte boundary; "
+                          "the docs require 64-byte aligned source and destination")
         if not pinned and self.pageable_async == "sync":
             self._wait_streams(th, cid, [s], f"{s.label()} before a pageable copy",
                                timeout_ns=-1)

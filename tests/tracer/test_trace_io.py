@@ -25,13 +25,13 @@ ACL_MEMCPY_DEVICE_TO_HOST = 2
 
 
 # --------------------------------------------------------------------------- helpers
-def record(program: Callable[[ModuleType], None]) -> Trace:
-    """Run ``program(acl)`` in a fresh Session and return its finished trace."""
+def record(program: Callable[[ModuleType], None], finish: bool = True) -> Trace:
+    """Run ``program(acl)`` in a fresh Session; return ``finish()`` (or ``trace()``)."""
     with Session(watchdog=2.0) as s:
         acl = acl_lab.install()
         try:
             program(acl)
-            return s.finish()
+            return s.finish() if finish else s.trace()
         finally:
             acl_lab.uninstall()
 
@@ -82,7 +82,8 @@ def base_doc() -> dict[str, Any]:
         assert ret == 0
         assert acl.rt.free(ptr) == 0  # a pointer argument as the last call
 
-    doc = record(program).to_dict()
+    # trace(), not finish(): finish() would append the argument-less ``acl_lab.exit``.
+    doc = record(program, finish=False).to_dict()
     Trace.from_dict(copy.deepcopy(doc))  # the unmodified document must be valid
     return doc
 
@@ -130,13 +131,27 @@ def test_round_trip_large_trace_is_gzip(tmp_path: Path) -> None:
             acl.rt.memset(ptr, 4096, i & 0xFF, 64)
         assert acl.rt.free(ptr) == 0
 
-    trace = record(program)
+    trace = record(program, finish=False)
     assert len(json.dumps(trace.to_dict(), separators=(",", ":"))) > GZIP_ABOVE
     path = tmp_path / "large.acltrace"
     trace.save(path)
     raw = path.read_bytes()
     assert raw[:2] == b"\x1f\x8b"
     assert json.loads(gzip.decompress(raw))["format"] == "acltrace"
+    assert_same_trace(trace, Trace.load(path))
+
+
+def test_round_trip_file_written_after_finalize(tmp_path: Path) -> None:
+    """The trace of a program that ends with ``acl.finalize()`` (no arguments) loads back."""
+
+    def program(acl: ModuleType) -> None:
+        assert acl.init() == 0
+        assert acl.finalize() == 0
+
+    trace = record(program)
+    assert trace.calls.rows == 2
+    path = tmp_path / "init_finalize.acltrace"
+    trace.save(path)
     assert_same_trace(trace, Trace.load(path))
 
 
