@@ -29,7 +29,16 @@ from typing import Any
 
 from acl_lab.constants import ACL_MEM_MALLOC_NORMAL_ONLY, ACL_MEMCPY_HOST_TO_DEVICE
 
-from .common import REPEATS, Row, acl_session, check, median, n_calls, quiet_gc
+from .common import (
+    REPEATS,
+    Row,
+    acl_session,
+    check,
+    check_clean,
+    median,
+    n_calls,
+    quiet_gc,
+)
 
 NAME = "api_overhead"
 
@@ -112,6 +121,8 @@ def _copy_setup(acl: ModuleType) -> tuple[int, int, int]:
     check(ret, "acl.rt.create_stream")
     host, ret = acl.rt.malloc_host(COPY_BYTES)
     check(ret, "acl.rt.malloc_host")
+    # Fill the source: a copy of never-written bytes would also record an uninit read.
+    check(acl.rt.memset(host, COPY_BYTES, 1, COPY_BYTES), "acl.rt.memset")
     dev, ret = acl.rt.malloc(COPY_BYTES, MALLOC_POLICY)
     check(ret, "acl.rt.malloc")
     return dev, host, stream
@@ -119,7 +130,7 @@ def _copy_setup(acl: ModuleType) -> tuple[int, int, int]:
 
 def memcpy_async_ns(record: bool, n: int) -> float:
     """ns per ``acl.rt.memcpy_async`` call over ``n`` calls in a fresh Session."""
-    with acl_session(record) as (_, acl):
+    with acl_session(record) as (s, acl):
         dev, host, stream = _copy_setup(acl)
         memcpy_async = acl.rt.memcpy_async
         check(memcpy_async(dev, COPY_BYTES, host, COPY_BYTES, H2D, stream),
@@ -133,6 +144,8 @@ def memcpy_async_ns(record: bool, n: int) -> float:
             ns = _time_copies(memcpy_async, dev, host, stream, n, sync)
         if any(sync_rets):
             raise RuntimeError(f"synchronize_stream returned {max(sync_rets)} in the loop")
+        if record:
+            check_clean(s)
     return ns / n
 
 
@@ -148,7 +161,7 @@ def baseline_ns(n: int) -> float:
 
 def malloc_free_ns(record: bool, n: int) -> float:
     """ns per ``malloc(1024, 2)`` + ``free`` pair over ``n`` pairs in a fresh Session."""
-    with acl_session(record) as (_, acl):
+    with acl_session(record) as (s, acl):
         malloc, free = acl.rt.malloc, acl.rt.free
         ptr, ret = malloc(MALLOC_SIZE, MALLOC_POLICY)
         check(ret, "acl.rt.malloc")
@@ -168,6 +181,8 @@ def malloc_free_ns(record: bool, n: int) -> float:
         ptr, ret = malloc(MALLOC_SIZE, MALLOC_POLICY)
         check(ret, "acl.rt.malloc after the loop")
         check(free(ptr), "acl.rt.free after the loop")
+        if record:
+            check_clean(s)
     return total / n
 
 

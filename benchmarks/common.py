@@ -95,6 +95,20 @@ def acl_session(record: bool = True) -> Iterator[tuple[Session, ModuleType]]:
             acl_lab.uninstall()
 
 
+def check_clean(s: Session) -> None:
+    """A benchmark program must be a correct one: no failed task, no read of never-written
+    bytes, no warning or error diagnostic in its trace (so nothing extra is being measured)."""
+    trace = s.trace()
+    if trace.failures.rows:
+        raise RuntimeError(f"benchmark program: {trace.failures.rows} task(s) failed")
+    if trace.uninit.rows:
+        raise RuntimeError(f"benchmark program: {trace.uninit.rows} read(s) of unwritten memory")
+    levels = trace.diags["level"]
+    if len(levels) and int(levels.max()) >= 1:
+        kinds = sorted({trace.string(int(k)) for k in trace.diags["kind"]})
+        raise RuntimeError(f"benchmark program: diagnostics recorded: {', '.join(kinds)}")
+
+
 @contextmanager
 def quiet_gc() -> Iterator[None]:
     """Collect garbage before a timed region so repeats start from the same heap state.

@@ -31,6 +31,8 @@ PLAIN = 0
 LAUNCH = 1
 
 _REGISTRY: dict[str, dict[str, Any]] = {}
+#: Marks a positional argument the caller did not pass (generated wrappers only).
+_MISSING = object()
 _MASK64 = (1 << 64) - 1
 
 
@@ -142,13 +144,15 @@ def acl_api(name: str, cname: str, fmt: str, out: int | str = 0, launch: bool = 
         _REGISTRY[name] = {"cname": cname, "fmt": fmt, "out": out, "impl": impl}
         names = [f"a{i}" for i in range(len(letters))]
         if nreq == len(letters):
-            params = ", ".join(names)
+            params = ", ".join(f"{n}=_M" for n in names)
+            tup = f"({', '.join(names)}{',' if len(names) == 1 else ''})"
             fast = _fast_check(fmt)
-            head = (f"def {impl.__name__}({params}):\n"
-                    f"    if {fast}:\n"
-                    f"        args = ({params}{',' if len(names) == 1 else ''})\n"
+            head = (f"def {impl.__name__}({params}{', ' if names else ''}*extra):\n"
+                    f"    if not extra and {fast}:\n"
+                    f"        args = {tup}\n"
                     f"    else:\n"
-                    f"        args = _parse(NAME, FMT, args)\n")
+                    f"        args = _parse(NAME, FMT, tuple(x for x in {tup} + extra "
+                    "if x is not _M))\n")
         else:
             head = (f"def {impl.__name__}(*args):\n"
                     f"    args = _parse(NAME, FMT, args)\n")
@@ -169,7 +173,7 @@ def acl_api(name: str, cname: str, fmt: str, out: int | str = 0, launch: bool = 
         s.api_exit(th, cid, ret)
     return {shape}
 """
-        env: dict[str, Any] = {"_parse": _parse, "NAME": name, "FMT": fmt, "PTRS": ptrs,
+        env: dict[str, Any] = {"_parse": _parse, "_M": _MISSING, "NAME": name, "FMT": fmt, "PTRS": ptrs,
                                "_current": current_session, "_getframe": sys._getframe,
                                "AclError": AclError, "IMPL": impl, "DEFAULT": default}
         exec(compile(src, f"<acl_api {name}>", "exec"), env)

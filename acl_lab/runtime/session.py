@@ -1264,6 +1264,10 @@ class Session:
                 return why
             if who == "none":
                 return why + ", but no thread is subscribed to that stream"
+            if isinstance(who, threading.Thread):
+                if who.is_alive():
+                    return ""       # a thread outside the emulator can still finish
+                continue
             if isinstance(who, HostThread):
                 if who is th:
                     return why + f"; that thread is {th.label()}, the one waiting here, so " \
@@ -1284,6 +1288,8 @@ class Session:
         """Threads that can still act: running, or in a wait that can still progress."""
         live = {t for t in self.thread_list if t.alive and t.state in ("running", "polling")}
         waiting = [t for t in self.thread_list if t.alive and t.state == "blocked"]
+        # A thread in process_report with a report waiting for it is about to run it.
+        live |= {t for t in waiting if t.reports}
         changed = True
         while changed:
             changed = False
@@ -1313,6 +1319,7 @@ class Session:
         edges = [WaitEdge(th.label(), what, why, file, line)]
         for who, reason in needs:
             target = (who.label() if isinstance(who, HostThread)
+                      else who.name if isinstance(who, threading.Thread)
                       else "another thread" if who == "any" else str(who))
             edges.append(WaitEdge(what, target, reason))
         for other in self.thread_list:
@@ -1513,7 +1520,7 @@ class Session:
         target = self.threads.get(tid)
 
         def needs() -> list[tuple[Any, str]]:
-            who: Any = target if target is not None else "any"
+            who: Any = self.threads.get(tid, t)
             return [(who, f"stop_thread joins {t.name}, which is still running")]
 
         if t.is_alive():
