@@ -173,9 +173,10 @@ def acl_api(name: str, cname: str, fmt: str, out: int | str = 0, launch: bool = 
         s.api_exit(th, cid, ret)
     return {shape}
 """
-        env: dict[str, Any] = {"_parse": _parse, "_M": _MISSING, "NAME": name, "FMT": fmt, "PTRS": ptrs,
-                               "_current": current_session, "_getframe": sys._getframe,
-                               "AclError": AclError, "IMPL": impl, "DEFAULT": default}
+        env: dict[str, Any] = {"_parse": _parse, "_M": _MISSING, "NAME": name, "FMT": fmt,
+                               "PTRS": ptrs, "_current": current_session,
+                               "_getframe": sys._getframe, "AclError": AclError,
+                               "IMPL": impl, "DEFAULT": default}
         exec(compile(src, f"<acl_api {name}>", "exec"), env)
         wrapper: Any = wraps(impl)(env[impl.__name__])
         wrapper.__acl_name__ = name

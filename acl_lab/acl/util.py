@@ -50,13 +50,12 @@ def numpy_to_ptr(s: S, th: Any, cid: int, arr: Any) -> int:
     return _array_ptr(s, cid, arr)
 
 
-@acl_api("acl.util.numpy_contiguous_to_ptr", "numpy_contiguous_to_ptr", "O", out=1,
+@acl_api("acl.util.numpy_contiguous_to_ptr", "numpy_contiguous_to_ptr", "O", out="value",
          default=None)
 def numpy_contiguous_to_ptr(s: S, th: Any, cid: int, arr: Any) -> tuple[int, np.ndarray]:
     """``(ptr, contiguous_array)``: a contiguous copy and its address; keep the array.
 
-    Differs from real ACL: the second element is the array, not a ret code; pyACL returns
-    ``(ptr, arr_c)`` (deprecated API).
+    Deprecated in pyACL. Differs from real ACL: no difference known.
     """
     if not isinstance(arr, np.ndarray):
         raise ValueError("acl.util.numpy_contiguous_to_ptr needs a numpy.ndarray")

@@ -31,7 +31,8 @@ NEW_MODE = 1
 class HostThread:
     """A Python thread that called into the emulator: its clock and its current context."""
 
-    __slots__ = ("clock", "ctx", "device", "err_msg", "ident", "idx", "name", "pythread",
+    __slots__ = ("clock", "closed_reported", "ctx", "device", "err_msg", "ident", "idx", "name",
+                 "pythread",
                  "reports", "started_by_acl", "state", "subscriptions", "wait", "wait_since")
 
     def __init__(self, idx: int, pythread: threading.Thread, clock: int) -> None:
@@ -50,6 +51,7 @@ class HostThread:
         self.subscriptions: list[Stream] = []
         self.reports: deque[Task] = deque()
         self.started_by_acl = False
+        self.closed_reported = False
 
     @property
     def alive(self) -> bool:
@@ -178,6 +180,8 @@ class Task:
 
     event: Event | None = None
     record: Task | None = None
+    #: for a wait whose captured record was reset away: the later record it now waits for
+    awaiting: Task | None = None
     callback: Callable[..., Any] | None = None
     user_data: Any = None
     block = False

@@ -85,6 +85,11 @@ STREAM_NO_SYNC_FLAGS = 0x4 | 0x10 | 0x20  # PERSISTENT, CPU_SCHEDULE, DEVICE_USE
 
 #: memcpy kinds (aclrtMemcpyKind)
 H2H, H2D, D2H, D2D, DEFAULT_KIND = 0, 1, 2, 3, 4
+#: aclrtMemcpyKind -> the task kind of the copy
+COPY_TASK = {H2H: TaskKind.H2H, H2D: TaskKind.H2D, D2H: TaskKind.D2H, D2D: TaskKind.D2D}
+
+#: What a thread in process_report is waiting for (its ``HostThread.wait`` label).
+REPORT_WAIT = "a callback report"
 
 _current: Session | None = None
 _current_lock = threading.Lock()
@@ -809,7 +814,7 @@ class Session:
         rd, rs, k = checked
         pinned = not (rd.kind == HOST_PAGEABLE or rs.kind == HOST_PAGEABLE)
         eng, dur = self._copy_cost(k, count, pinned)
-        task = self._new_task(TaskKind(k if k != H2H else 3), None, cid, th.clock, eng, dur)
+        task = self._new_task(COPY_TASK[k], None, cid, th.clock, eng, dur)
         task.pinned = pinned
         task.nbytes = count
         self._sync_task(th, task, [(rs, src - rs.addr, count, False),
@@ -865,7 +870,9 @@ class Session:
                       "copy is staged and slower, and CANN 7/8 documents unpredictable errors; "
                       "use acl.rt.malloc_host for buffers of async copies")
         for side, ptr, reg in (("destination", dst, rd), ("source", src, rs)):
-            if ptr % 64:
+            # Pageable buffers sit wherever Python put them (already flagged above); noting
+            # their alignment would make traces differ from run to run.
+            if ptr % 64 and reg.kind != HOST_PAGEABLE:
                 self.diag(cid, "misaligned_async_copy",
                           f"memcpy_async {side} ({KIND_NAMES[reg.kind]} #{reg.id} + "
                           f"{ptr - reg.addr}) is {ptr % 64} bytes past a 64-byte boundary; "
@@ -876,7 +883,7 @@ class Session:
             self.memcpy(th, cid, dst, dest_max, src, count, kind)
             return
         eng, dur = self._copy_cost(k, count, pinned)
-        t = self._new_task(TaskKind(k), s, cid, th.clock, eng, dur)
+        t = self._new_task(COPY_TASK[k], s, cid, th.clock, eng, dur)
         t.pinned = pinned
         t.nbytes = count
         self._add_access(t, rs, src - rs.addr, count, False)
@@ -1002,10 +1009,12 @@ class Session:
         e = t.event
         rec = t.record
         assert e is not None and rec is not None
+        t.awaiting = None
         while True:
             if not rec.placed:
                 t.reason = f"waits for the record of {e.label()} on {rec.stream.label()}" \
                     if rec.stream is not None else "waits for a record"
+                t.awaiting = rec
                 return None
             check = max(ready, rec.end)
             killer = None
@@ -1205,7 +1214,10 @@ class Session:
             return []
         head = s.pending[0]
         if head.kind == TaskKind.EVENT_WAIT and head.record is not None:
-            rec = head.record
+            # Records may have been queued since the wait was last tried: look again.
+            self._wait_resolves_at(head, max(s.tail_end,
+                                             head.submit + self.profile.launch_latency_ns))
+            rec = head.awaiting or head.record
             if rec.placed:
                 return [("any", f"{s.label()}: {head.reason}")]
             if rec.stream is not None:
@@ -1222,7 +1234,7 @@ class Session:
         if done():
             return
         th.state = "blocked"
-        th.wait = (what, needs)
+        th.wait = (what, needs, done)
         th.wait_since = time.monotonic()
         self.cond.notify_all()
         last_progress = self.progress
@@ -1288,15 +1300,16 @@ class Session:
         """Threads that can still act: running, or in a wait that can still progress."""
         live = {t for t in self.thread_list if t.alive and t.state in ("running", "polling")}
         waiting = [t for t in self.thread_list if t.alive and t.state == "blocked"]
-        # A thread in process_report with a report waiting for it is about to run it.
-        live |= {t for t in waiting if t.reports}
+        # A waiter whose condition already holds is about to wake up (and a thread in
+        # process_report with a report queued for it is about to run it).
+        live |= {t for t in waiting if t.wait is not None and t.wait[2]()}
         changed = True
         while changed:
             changed = False
             for t in waiting:
                 if t in live or t.wait is None:
                     continue
-                _, needs = t.wait
+                _, needs, _ = t.wait
                 for who, _ in needs():
                     helped = (who == "any" and any(x is not t for x in live)) or (
                         isinstance(who, HostThread) and who in live and who is not t)
@@ -1336,7 +1349,9 @@ class Session:
             text = "\n".join(parts)
         summary = f"{th.label()} waits for {what} forever: {why}"
         err = DeadlockError(summary, edges, text, th.label(), file, line)
-        self.hooks.on_diag(cid, 3, "deadlock", err.report)
+        if not (self.closed and th.closed_reported):
+            self.hooks.on_diag(cid, 3, "deadlock", err.report)
+        th.closed_reported = self.closed
         return err
 
     # ================================================================== callbacks
@@ -1351,9 +1366,12 @@ class Session:
         target.subscriptions.append(s)
 
     def unsubscribe_report(self, th: HostThread, cid: int, tid: int, stream: int) -> None:
-        """aclrtUnSubscribeReport."""
+        """aclrtUnSubscribeReport (the subscribed thread may have exited already)."""
         s = self.stream(th, stream, check_ctx=False)
-        target = self._thread_by_ident(tid)
+        if s.subscriber is not None and s.subscriber.ident == tid:
+            target = s.subscriber
+        else:
+            target = self._thread_by_ident(tid)
         if s.subscriber is not target:
             raise AclError(107000, f"{s.label()} is not subscribed by {target.label()}")
         s.subscriber = None
@@ -1410,7 +1428,7 @@ class Session:
             deadline = time.monotonic() + (timeout_ms / 1000 if timeout_ms > 0 else 1e9)
             # A timed wait comes back by itself, so the thread still counts as running.
             th.state = "blocked" if timeout_ms < 0 else "polling"
-            th.wait = ("a callback report", needs)
+            th.wait = (REPORT_WAIT, needs, ready)
             self.cond.notify_all()
             try:
                 while not ready():
@@ -1418,10 +1436,10 @@ class Session:
                     if left <= 0:
                         break
                     if timeout_ms < 0 and self._stuck(th, needs()):
-                        raise self._deadlock(th, cid, "a callback report", needs(),
+                        raise self._deadlock(th, cid, REPORT_WAIT, needs(),
                                              self._stuck(th, needs()))
                     if self.closed:
-                        raise self._deadlock(th, cid, "a callback report", needs(),
+                        raise self._deadlock(th, cid, REPORT_WAIT, needs(),
                                              "the session was closed while this thread waited")
                     self.cond.wait(min(left, 0.05))
             finally:

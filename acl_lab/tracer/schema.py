@@ -34,7 +34,7 @@ TABLES: dict[str, tuple[Column, ...]] = {
     "calls": (Column("name", "i", STR), Column("thread", "i", "threads"),
               Column("ctx", "i", "objects"), Column("file", "i", STR), Column("line", "i"),
               Column("start_ns", "q"), Column("end_ns", "q"), Column("ret", "i"),
-              Column("arg_start", "q", "args"), Column("arg_count", "b")),
+              Column("arg_start", "q"), Column("arg_count", "b")),
     "args": (Column("kind", "b"), Column("value", "q")),
     "objects": (Column("kind", "b"), Column("handle", "q"), Column("device", "i"),
                 Column("ctx", "i", "objects"), Column("flags", "q"),

@@ -304,10 +304,13 @@ class Trace:
                                      f"(it has {limit})")
         calls = cols["calls"]
         ends = calls["arg_start"].astype(np.int64) + calls["arg_count"]
-        if len(ends) and (int(ends.max()) > lengths["args"] or int(calls["arg_count"].min()) < 0):
-            i = int(np.argmax((ends > lengths["args"]) | (calls["arg_count"] < 0)))
-            raise ValueError(f"trace file: tables.calls[{i}] arguments run past the args "
-                             "table")
+        bad_args = (ends > lengths["args"]) | (calls["arg_count"] < 0) | (calls["arg_start"] < 0)
+        if len(ends) and bad_args.any():
+            i = int(np.argmax(bad_args))
+            raise ValueError(f"trace file: tables.calls[{i}] arguments (arg_start "
+                             f"{int(calls['arg_start'][i])}, arg_count "
+                             f"{int(calls['arg_count'][i])}) start before or run past "
+                             "the args table")
         args = cols["args"]
         kinds, vals = args["kind"], args["value"]
         for j in np.nonzero((kinds == schema.ARG_STR) | (kinds == schema.ARG_FLOAT)

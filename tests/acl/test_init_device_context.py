@@ -24,7 +24,6 @@ from acl_lab.constants import (
     ACL_ERROR_RT_INVALID_DEVICEID,
     ACL_ERROR_RT_PARAM_INVALID,
     ACL_MEM_MALLOC_NORMAL_ONLY,
-    ACL_MEMCPY_DEVICE_TO_HOST,
     ACL_MEMCPY_HOST_TO_DEVICE,
     ACL_SUCCESS,
 )
@@ -254,6 +253,7 @@ def test_set_device_is_reference_counted(acl: ModuleType) -> None:
     # One reference left: the context and the leaked block are still there.
     assert acl.rt.get_device() == (0, ACL_SUCCESS)
     assert empty - free_bytes(acl) == used
+    assert acl.rt.memset(leaked, 1000, 1, 1000) == ACL_SUCCESS
     assert acl.rt.reset_device(0) == ACL_SUCCESS
     assert acl.rt.get_device() == (0, ACL_ERROR_RT_CONTEXT_NULL)
     assert acl.rt.reset_device(0) == ACL_ERROR_RT_PARAM_INVALID  # over-reset
@@ -270,6 +270,27 @@ def test_last_reset_reclaims_leaked_memory(acl: ModuleType) -> None:
     assert acl.rt.set_device(0) == ACL_SUCCESS
     assert free_bytes(acl) == empty
     assert acl.rt.free(leaked) == ACL_ERROR_RT_PARAM_INVALID
+
+
+def test_last_reset_waits_for_queued_tasks(acl: ModuleType, session: Session) -> None:
+    """The final reset_device returns only after the device's queued tasks have finished."""
+    assert acl.init() == ACL_SUCCESS
+    assert acl.rt.set_device(0) == ACL_SUCCESS
+    n = 8 << 20
+    host, ret = acl.rt.malloc_host(n)
+    assert ret == ACL_SUCCESS
+    dev, ret = acl.rt.malloc(n, ACL_MEM_MALLOC_NORMAL_ONLY)
+    assert ret == ACL_SUCCESS
+    stream, ret = acl.rt.create_stream()
+    assert ret == ACL_SUCCESS
+    assert acl.rt.memcpy_async(dev, n, host, n, ACL_MEMCPY_HOST_TO_DEVICE, stream) == 0
+    assert acl.rt.reset_device(0) == ACL_SUCCESS
+    trace = session.trace()
+    [copy_call] = trace.calls_named("acl.rt.memcpy_async")
+    [reset_call] = trace.calls_named("acl.rt.reset_device")
+    [task] = [i for i in range(trace.tasks.rows) if trace.tasks["call"][i] == copy_call]
+    assert trace.tasks["end_ns"][task] > trace.calls["end_ns"][copy_call]
+    assert trace.calls["end_ns"][reset_call] >= trace.tasks["end_ns"][task]
 
 
 def test_reset_device_force_releases_whatever_the_count(acl: ModuleType) -> None:
@@ -329,6 +350,13 @@ def test_new_thread_has_no_context(ready: ModuleType) -> None:
 
     assert in_new_thread(calls) == [(0, ACL_ERROR_RT_CONTEXT_NULL)] * 5
     assert ready.rt.get_device() == (0, ACL_SUCCESS)  # the main thread keeps its own
+
+
+@pytest.mark.timeout(30)
+def test_new_thread_get_mem_info_returns_107002(ready: ModuleType) -> None:
+    """get_mem_info in a thread with no context returns (0, 0, 107002)."""
+    assert in_new_thread(lambda: ready.rt.get_mem_info(ACL_DDR_MEM)) == \
+        (0, 0, ACL_ERROR_RT_CONTEXT_NULL)
 
 
 @pytest.mark.timeout(30)
@@ -425,15 +453,3 @@ def test_trace_records_calls_of_every_thread(ready: ModuleType, session: Session
     assert trace.calls["ret"][last] == ACL_ERROR_RT_CONTEXT_NULL
     assert trace.calls["thread"][last] != trace.calls["thread"][0]
 
-
-def test_round_trip_smoke(ready: ModuleType) -> None:
-    """A synchronous H2D then D2H copy through device memory returns the same bytes."""
-    data = bytes(range(256)) * 4
-    dev, ret = ready.rt.malloc(len(data), ACL_MEM_MALLOC_NORMAL_ONLY)
-    assert ret == ACL_SUCCESS
-    src = ready.util.bytes_to_ptr(data)
-    assert ready.rt.memcpy(dev, len(data), src, len(data), ACL_MEMCPY_HOST_TO_DEVICE) == 0
-    out = bytes(len(data))
-    dst = ready.util.bytes_to_ptr(out)
-    assert ready.rt.memcpy(dst, len(out), dev, len(data), ACL_MEMCPY_DEVICE_TO_HOST) == 0
-    assert out == data

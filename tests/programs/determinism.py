@@ -8,9 +8,8 @@ it prints that data as JSON on one line after "RESULT=".
 
 import json
 
-import numpy as np
-
 import acl
+import numpy as np
 
 ACL_SUCCESS = 0
 ACL_MEM_MALLOC_HUGE_FIRST = 0
@@ -91,6 +90,7 @@ def main():
         "freed_bytes": free_after - free_before,
         "total": total,
         "d2h_pageable": np.frombuffer(out_page, dtype=np.uint8).tolist(),
+        "pageable_round_trip": out_page == pageable,
         "d2h_pinned_sum": int(np.frombuffer(back, dtype=np.uint8).astype(np.int64).sum()),
         "d2h_pinned_head": np.frombuffer(back, dtype=np.uint8)[:16].tolist(),
         "d2h_pinned_tail": np.frombuffer(back, dtype=np.uint8)[-16:].tolist(),

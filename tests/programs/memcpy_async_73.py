@@ -8,9 +8,8 @@ without destroying its two streams (the sample's leak).
 
 import sys
 
-import numpy as np
-
 import acl
+import numpy as np
 
 ACL_SUCCESS = 0
 ACL_MEMCPY_HOST_TO_HOST = 0
@@ -43,12 +42,15 @@ def main():
     check("create_context", ret)
     stream, ret = acl.rt.create_stream()  # STREAM_A
     check("create_stream", ret)
-    stream_, ret = acl.rt.create_stream()  # STREAM_B
+    _stream_b, ret = acl.rt.create_stream()  # STREAM_B, never used (as in the sample)
     check("create_stream", ret)
     free_ddr, total_ddr, ret = acl.rt.get_mem_info(ACL_DDR_MEM)
     check("get_mem_info", ret)
     free_hbm, total_hbm, ret = acl.rt.get_mem_info(ACL_HBM_MEM)
     check("get_mem_info", ret)
+    if free_hbm > total_hbm or free_ddr > total_ddr:
+        print("get_mem_info: free is larger than total", file=sys.stderr)
+        sys.exit(5)
     dev_ptrs = []
     for i in range(LOOPS):
         value = 7 + i

@@ -7,9 +7,8 @@ resource in the documented order.
 
 import sys
 
-import numpy as np
-
 import acl
+import numpy as np
 
 ACL_SUCCESS = 0
 ACL_MEM_MALLOC_NORMAL_ONLY = 2

@@ -262,11 +262,20 @@ def _ptr_past_allocs(doc: dict[str, Any]) -> None:
 
 
 def _args_past_end(doc: dict[str, Any]) -> None:
+    # A call with several arguments whose start stays a valid row but whose end does not.
     calls = doc["tables"]["calls"]
     n_args = len(doc["tables"]["args"]["kind"])
-    last = len(calls["arg_start"]) - 1
-    assert calls["arg_count"][last] > 0
-    calls["arg_start"][last] = n_args - calls["arg_count"][last] + 1
+    i = max(range(len(calls["arg_count"])), key=lambda c: calls["arg_count"][c])
+    assert calls["arg_count"][i] >= 2
+    calls["arg_start"][i] = n_args - 1
+
+
+def _negative_arg_start(doc: dict[str, Any]) -> None:
+    # -1 means "none" for id columns, but a call with arguments must start at a real row.
+    calls = doc["tables"]["calls"]
+    i = max(range(len(calls["arg_count"])), key=lambda c: calls["arg_count"][c])
+    assert calls["arg_count"][i] >= 2
+    calls["arg_start"][i] = -1
 
 
 def _str_arg_past_strings(doc: dict[str, Any]) -> None:
@@ -300,7 +309,8 @@ BAD_DOCS: dict[str, tuple[Mutation, tuple[str, ...]]] = {
                              ("tables.tasks.call[0]",)),
     "string id out of range": (_bad_string_id, ("tables.calls.name[0]",)),
     "pointer into no allocation": (_ptr_past_allocs, ("tables.args.value", "allocation")),
-    "args past the args table": (_args_past_end, ("tables.calls", "args")),
+    "args past the args table": (_args_past_end, ("tables.calls", "args", "past")),
+    "negative arg_start": (_negative_arg_start, ("tables.calls",)),
     "string arg past strings": (_str_arg_past_strings, ("tables.args.value[0]", "string")),
     "meta nested object": (_set(("meta", "extra"), {"a": 1}), ("meta.extra",)),
     "meta nested list": (_set(("meta", "extra"), [1, 2]), ("meta.extra",)),
