@@ -12,8 +12,10 @@ from __future__ import annotations
 from typing import Any
 
 from ..constants import DATA_TYPE_SIZE, DATA_TYPE_SIZE_DEFAULT_CASE
+from ..runtime import compute
+from ..runtime.errors import AclError
 from ..runtime.session import Session
-from . import media, rt, util
+from . import media, op, rt, util
 from ._boundary import acl_api
 
 S = Session
@@ -141,9 +143,191 @@ def data_type_size(s: S, th: Any, cid: int, dtype: int) -> int:
     return DATA_TYPE_SIZE.get(dtype, DATA_TYPE_SIZE_DEFAULT_CASE)
 
 
+# ----------------------------------------------------------------------------- tensor descs
+
+
+@acl_api("acl.create_tensor_desc", "aclCreateTensorDesc", "iOi", out="value")
+def create_tensor_desc(s: S, th: Any, cid: int, dtype: int, dims: Any, fmt: int) -> int:
+    """A tensor descriptor: note the argument order (dtype, dims list, format).
+
+    ``dims`` must be a Python list (TypeError otherwise, as pyACL). Differs from real ACL:
+    no difference known.
+    """
+    if not isinstance(dims, list) or not all(isinstance(d, int) for d in dims):
+        raise TypeError("acl.create_tensor_desc args parse failed: argument 2 is not list")
+    return compute.create_tensor_desc(s, cid, dtype, dims, fmt)
+
+
+@acl_api("acl.destroy_tensor_desc", "aclDestroyTensorDesc", "k", out="none")
+def destroy_tensor_desc(s: S, th: Any, cid: int, desc: int) -> None:
+    """Destroy a tensor descriptor (returns None).
+
+    Differs from real ACL: destroying twice is ignored instead of undefined.
+    """
+    compute.destroy_tensor_desc(s, cid, desc)
+
+
+@acl_api("acl.get_tensor_desc_type", "aclGetTensorDescType", "k", out="value", default=-1)
+def get_tensor_desc_type(s: S, th: Any, cid: int, desc: int) -> int:
+    """The aclDataType (-1 for a null desc).
+
+    Differs from real ACL: no difference known.
+    """
+    return compute.tensor_desc(s, desc).dtype
+
+
+@acl_api("acl.get_tensor_desc_format", "aclGetTensorDescFormat", "k", out="value",
+         default=-1)
+def get_tensor_desc_format(s: S, th: Any, cid: int, desc: int) -> int:
+    """The aclFormat (-1 for a null desc).
+
+    Differs from real ACL: no difference known.
+    """
+    return compute.tensor_desc(s, desc).format
+
+
+@acl_api("acl.get_tensor_desc_size", "aclGetTensorDescSize", "k", out="value")
+def get_tensor_desc_size(s: S, th: Any, cid: int, desc: int) -> int:
+    """Bytes of the described tensor: element count x data type size (samples malloc it).
+
+    Differs from real ACL: the formula is the reference's assumption (unverified).
+    """
+    return compute.tensor_desc_size(s, desc)
+
+
+@acl_api("acl.get_tensor_desc_element_count", "aclGetTensorDescElementCount", "k",
+         out="value")
+def get_tensor_desc_element_count(s: S, th: Any, cid: int, desc: int) -> int:
+    """Product of the dims.
+
+    Differs from real ACL: no difference known.
+    """
+    return compute.tensor_desc(s, desc).element_count()
+
+
+@acl_api("acl.get_tensor_desc_num_dims", "aclGetTensorDescNumDims", "k", out="value")
+def get_tensor_desc_num_dims(s: S, th: Any, cid: int, desc: int) -> int:
+    """Number of dims.
+
+    Differs from real ACL: no difference known.
+    """
+    return len(compute.tensor_desc(s, desc).dims)
+
+
+@acl_api("acl.get_tensor_desc_dim", "aclGetTensorDescDim", "kL", out="value", default=-1)
+def get_tensor_desc_dim(s: S, th: Any, cid: int, desc: int, index: int) -> int:
+    """Dim ``index`` (deprecated: use get_tensor_desc_dim_v2); -1 when out of range.
+
+    Differs from real ACL: no difference known.
+    """
+    return _dim(s, desc, index)
+
+
+@acl_api("acl.get_tensor_desc_dim_v2", "aclGetTensorDescDimV2", "kL", out=1)
+def get_tensor_desc_dim_v2(s: S, th: Any, cid: int, desc: int, index: int) -> int:
+    """``(dim, ret)``; ret 100000 when ``index`` is out of range.
+
+    Differs from real ACL: no difference known.
+    """
+    return _dim(s, desc, index)
+
+
+def _dim(s: S, desc: int, index: int) -> int:
+    dims = compute.tensor_desc(s, desc).dims
+    if not 0 <= index < len(dims):
+        raise AclError(100000, f"dim index {index} is out of range (the desc has {len(dims)})")
+    return dims[index]
+
+
+@acl_api("acl.set_tensor_shape", "aclSetTensorShape", "kO")
+def set_tensor_shape(s: S, th: Any, cid: int, desc: int, dims: Any) -> None:
+    """Replace the dims of a desc.
+
+    Differs from real ACL: no difference known.
+    """
+    if not isinstance(dims, list) or not all(isinstance(d, int) for d in dims):
+        raise TypeError("acl.set_tensor_shape args parse failed: argument 2 is not list")
+    compute.tensor_desc(s, desc).dims = list(dims)
+
+
+@acl_api("acl.set_tensor_format", "aclSetTensorFormat", "ki")
+def set_tensor_format(s: S, th: Any, cid: int, desc: int, fmt: int) -> None:
+    """Set the desc's format.
+
+    Differs from real ACL: no difference known.
+    """
+    compute.tensor_desc(s, desc).format = fmt
+
+
+@acl_api("acl.set_tensor_const", "aclSetTensorConst", "kpL")
+def set_tensor_const(s: S, th: Any, cid: int, desc: int, ptr: int, size: int) -> None:
+    """Mark an input constant with ``size`` bytes of host data at ``ptr`` (copied now).
+
+    Differs from real ACL: no difference known.
+    """
+    d = compute.tensor_desc(s, desc)
+    _, view = s.host_view(ptr, size, "acl.set_tensor_const")
+    d.const = view.tobytes()
+
+
+@acl_api("acl.set_tensor_place_ment", "aclSetTensorPlaceMent", "ki")
+def set_tensor_place_ment(s: S, th: Any, cid: int, desc: int, memtype: int) -> None:
+    """Where the input's data lives: ACL_MEMTYPE_DEVICE (0) or ACL_MEMTYPE_HOST (1).
+
+    Differs from real ACL: no difference known.
+    """
+    compute.tensor_desc(s, desc).placement = memtype
+
+
+@acl_api("acl.set_tensor_desc_name", "aclSetTensorDescName", "ks", out="none")
+def set_tensor_desc_name(s: S, th: Any, cid: int, desc: int, name: str) -> None:
+    """Name a desc (returns None).
+
+    Differs from real ACL: no difference known.
+    """
+    compute.tensor_desc(s, desc).name = name
+
+
+@acl_api("acl.get_tensor_desc_name", "aclGetTensorDescName", "k", out="value", default="")
+def get_tensor_desc_name(s: S, th: Any, cid: int, desc: int) -> str:
+    """The desc's name ("" when unnamed).
+
+    Differs from real ACL: no difference known.
+    """
+    return compute.tensor_desc(s, desc).name
+
+
 __all__ = [
-    "create_data_buffer", "data_type_size", "destroy_data_buffer", "finalize",
-    "finalize_reference", "get_data_buffer_addr", "get_data_buffer_size",
-    "get_data_buffer_size_v2", "get_recent_err_msg", "get_soc_name", "get_version", "init",
-    "media", "rt", "update_data_buffer", "util",
+    "create_data_buffer",
+    "create_tensor_desc",
+    "data_type_size",
+    "destroy_data_buffer",
+    "destroy_tensor_desc",
+    "finalize",
+    "finalize_reference",
+    "get_data_buffer_addr",
+    "get_data_buffer_size",
+    "get_data_buffer_size_v2",
+    "get_recent_err_msg",
+    "get_soc_name",
+    "get_tensor_desc_dim",
+    "get_tensor_desc_dim_v2",
+    "get_tensor_desc_element_count",
+    "get_tensor_desc_format",
+    "get_tensor_desc_name",
+    "get_tensor_desc_num_dims",
+    "get_tensor_desc_size",
+    "get_tensor_desc_type",
+    "get_version",
+    "init",
+    "media",
+    "op",
+    "rt",
+    "set_tensor_const",
+    "set_tensor_desc_name",
+    "set_tensor_format",
+    "set_tensor_place_ment",
+    "set_tensor_shape",
+    "update_data_buffer",
+    "util",
 ]

@@ -188,6 +188,11 @@ class Task:
     fill = 0
     pinned = True
     payload: bytes | None = None
+    #: for kernel and model tasks: input bytes (read at start) -> output bytes (at end)
+    kernel: Callable[[list[bytes]], list[bytes]] | None = None
+    inputs: list[bytes] | None = None
+    #: a label for the timeline (op type or model name)
+    label = ""
     reason = ""
     status = 0
     units = 1

@@ -50,6 +50,8 @@ class DeviceProfile:
     copy_setup_ns: int = 2_000
     #: from device completion to the blocked host thread running again
     sync_wake_ns: int = 5_000
+    #: fixed cost of starting one kernel (single op or model layer) on the AI cores
+    kernel_overhead_ns: int = 3_000
     #: time an event record/wait/reset task occupies its stream
     event_task_ns: int = 500
     #: time a host-callback task takes to hand its report to the subscribed thread

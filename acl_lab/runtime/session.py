@@ -180,6 +180,7 @@ class Session:
         self._prev_session: Session | None = None
         self._entered = False
         self.recorder: Any = None
+        self.op_model_dir: str | None = None
         if record:
             from ..tracer.recorder import Recorder  # runtime -> tracer only at wiring time
             self.recorder = Recorder(self)
@@ -1049,6 +1050,9 @@ class Session:
             if not r.live or a.offset + a.length > r.size:
                 self._fail_task(t, a)
                 return
+        kernel = t.kernel is not None
+        if kernel:
+            t.inputs = []
         for a in t.accesses:
             if not a.write:
                 r = a.region
@@ -1056,20 +1060,40 @@ class Session:
                     missing = r.unwritten(a.offset, a.offset + a.length)
                     if missing:
                         self.hooks.on_uninit(t, r, missing)
-                if t.payload is None:
+                if kernel:
+                    assert t.inputs is not None
+                    t.inputs.append(r.buf[a.offset:a.offset + a.length].tobytes())
+                elif t.payload is None:
                     t.payload = r.buf[a.offset:a.offset + a.length].tobytes()
 
     def _effect_end(self, t: Task) -> None:
         """Write a task's outputs at its end."""
         if t.status:
             return
+        outputs: list[bytes] = []
+        if t.kernel is not None:
+            try:
+                outputs = t.kernel(t.inputs or [])
+            except Exception as exc:  # a kernel bug must not take the program down
+                t.status = 507015
+                t.reason = f"{t.label} failed on the AI core: {type(exc).__name__}: {exc}"
+                self.hooks.on_task_status(t)
+                if t.stream is not None and not t.stream.error:
+                    t.stream.error = 507015
+                return
+            t.inputs = None
+        out_i = 0
         for a in t.accesses:
             if a.write:
                 r = a.region
                 if not r.live:
                     self._fail_task(t, a)
                     return
-                if t.kind == TaskKind.MEMSET:
+                if t.kernel is not None:
+                    data = outputs[out_i][:a.length]
+                    out_i += 1
+                    self.memory.write(r, a.offset, data)
+                elif t.kind == TaskKind.MEMSET:
                     self.memory.fill(r, a.offset, t.fill, a.length)
                 elif t.payload is not None:
                     self.memory.write(r, a.offset, t.payload)

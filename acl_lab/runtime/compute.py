@@ -1,0 +1,387 @@
+"""Operators on the emulated device: tensor descriptors, op attributes, single-op execution.
+
+Functions over a ``Session`` (all state stays on the Session; this module keeps none). A
+single operator becomes a kernel task on a stream: its inputs are read through the runtime's
+address checks at the task's start, ``OpDef.compute`` runs, and the outputs are written at its
+end. Its duration is the profile's kernel overhead plus the longer of the op's FLOPs on the
+AI-core pool (at the profile's rate for the dtype) and its bytes at the device memory
+bandwidth (a roofline).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from .errors import AclError
+from .memory import DEVICE, DVPP, HOST_PAGEABLE, HOST_PINNED
+from .objects import HostThread, Task
+from .opdefs import ACL_TO_NUMPY, NUMPY_TO_ACL, OpDef, OpError, TensorSpec, get_op
+from .scheduler import Engine, TaskKind
+
+if TYPE_CHECKING:
+    from .session import Session
+
+OBJ_TENSOR_DESC = 5
+OBJ_OP_ATTR = 6
+OBJ_OP_HANDLE = 7
+ACL_MEMTYPE_HOST = 1
+
+#: aclDataType -> the profile's FLOP-rate key
+_RATE_KEY = {"float16": "float16", "float32": "float32", "int8": "int8", "uint8": "int8"}
+
+
+class TensorDesc:
+    """An aclTensorDesc: dtype, dims, format, and optional name / const data / placement."""
+
+    def __init__(self, oid: int, handle: int, dtype: int, dims: list[int], fmt: int) -> None:
+        self.oid = oid
+        self.handle = handle
+        self.dtype = dtype
+        self.dims = list(dims)
+        self.format = fmt
+        self.name = ""
+        self.const: bytes | None = None
+        self.placement = 0
+        self.alive = True
+
+    def element_count(self) -> int:
+        """Product of the dims (0 for a dynamic -1 dim, 1 for a scalar)."""
+        if any(d < 0 for d in self.dims):
+            return 0
+        return int(np.prod(self.dims, dtype=np.int64)) if self.dims else 1
+
+    def spec(self) -> TensorSpec:
+        """The operator-facing description; raises OpError for dtypes ops cannot handle."""
+        name = ACL_TO_NUMPY.get(self.dtype)
+        if name is None:
+            raise OpError(f"data type {self.dtype} is not supported by the emulated operators",
+                          100026)
+        return TensorSpec(name, tuple(self.dims), self.format)
+
+
+class OpAttr:
+    """An aclopAttr: named attribute values."""
+
+    def __init__(self, oid: int, handle: int) -> None:
+        self.oid = oid
+        self.handle = handle
+        self.values: dict[str, Any] = {}
+        self.alive = True
+
+
+class OpHandle:
+    """A handle from aclopCreateHandle: an op type bound to descs and attributes."""
+
+    def __init__(self, oid: int, handle: int, op: OpDef, in_descs: list[TensorDesc],
+                 out_descs: list[TensorDesc], attrs: dict[str, Any]) -> None:
+        self.oid = oid
+        self.handle = handle
+        self.op = op
+        self.in_descs = in_descs
+        self.out_descs = out_descs
+        self.attrs = attrs
+        self.alive = True
+
+
+# ------------------------------------------------------------------ objects
+
+
+def _new_object(s: Session, obj: Any, kind: int, cid: int, label: str) -> int:
+    obj.oid = s._new_oid(obj)
+    obj.handle = s._handle(obj)
+    s.hooks.on_object(obj.oid, kind, obj.handle, -1, -1, 0, cid, label)
+    return int(obj.handle)
+
+
+def _lookup(s: Session, handle: int, cls: type, what: str, code: int = 100000) -> Any:
+    if handle == 0:
+        raise AclError(100000, f"{what} is null")
+    obj: Any = s.handles.get(handle)
+    if not isinstance(obj, cls) or not getattr(obj, "alive", False):
+        raise AclError(code, f"{handle:#x} is not a live {what}")
+    return obj
+
+
+def _destroy_object(s: Session, handle: int, cls: type, what: str, cid: int) -> None:
+    obj = _lookup(s, handle, cls, what)
+    obj.alive = False
+    s.hooks.on_destroy(obj.oid, cid, 0)
+
+
+# ------------------------------------------------------------------ tensor descs
+
+
+def create_tensor_desc(s: Session, cid: int, dtype: int, dims: list[int],
+                       fmt: int) -> int:
+    """aclCreateTensorDesc(dtype, numDims, dims, format)."""
+    d = TensorDesc(-1, 0, dtype, dims, fmt)
+    return _new_object(s, d, OBJ_TENSOR_DESC, cid, f"tensor desc {dims}")
+
+
+def tensor_desc(s: Session, handle: int) -> TensorDesc:
+    """Resolve a tensor-desc handle (100000 for null or unknown)."""
+    return _lookup(s, handle, TensorDesc, "tensor desc")
+
+
+def destroy_tensor_desc(s: Session, cid: int, handle: int) -> None:
+    """aclDestroyTensorDesc."""
+    _destroy_object(s, handle, TensorDesc, "tensor desc", cid)
+
+
+def tensor_desc_size(s: Session, handle: int) -> int:
+    """aclGetTensorDescSize: element count x data type size."""
+    from ..constants import DATA_TYPE_SIZE, DATA_TYPE_SIZE_DEFAULT_CASE
+    d = tensor_desc(s, handle)
+    return d.element_count() * DATA_TYPE_SIZE.get(d.dtype, DATA_TYPE_SIZE_DEFAULT_CASE)
+
+
+# ------------------------------------------------------------------ attributes
+
+
+def create_op_attr(s: Session, cid: int) -> int:
+    """aclopCreateAttr."""
+    return _new_object(s, OpAttr(-1, 0), OBJ_OP_ATTR, cid, "op attr")
+
+
+def op_attr(s: Session, handle: int) -> OpAttr:
+    """Resolve an op-attr handle."""
+    return _lookup(s, handle, OpAttr, "op attr")
+
+
+def destroy_op_attr(s: Session, cid: int, handle: int) -> None:
+    """aclopDestroyAttr."""
+    _destroy_object(s, handle, OpAttr, "op attr", cid)
+
+
+def set_op_model_dir(s: Session, path: str) -> None:
+    """aclopSetModelDir: the emulator needs no compiled ops; the folder must exist and a
+    second call returns 100002."""
+    if not os.path.isdir(path):
+        raise AclError(100003, f"op model directory {path!r} does not exist")
+    if s.op_model_dir is not None:
+        raise AclError(100002, "acl.op.set_model_dir was already called")
+    s.op_model_dir = path
+
+
+# ------------------------------------------------------------------ execution
+
+
+def _op_attrs(s: Session, op: OpDef, attr: int) -> dict[str, Any]:
+    values = dict(op.defaults)
+    if attr:
+        values.update(op_attr(s, attr).values)
+    return values
+
+
+def _read_host_const(s: Session, desc: TensorDesc, buf: Any) -> np.ndarray | None:
+    """Data of a const input: set_tensor_const bytes, or host memory by placement."""
+    spec = desc.spec()
+    if desc.const is not None:
+        return np.frombuffer(desc.const, dtype=spec.dtype)[:spec.size].reshape(spec.shape)
+    if desc.placement == ACL_MEMTYPE_HOST and buf is not None:
+        r = s._resolve(buf.addr, spec.nbytes, "host input")
+        if r.kind not in (HOST_PINNED, HOST_PAGEABLE):
+            raise AclError(100000, "an input placed in host memory "
+                                   "(set_tensor_place_ment ACL_MEMTYPE_HOST) points at device "
+                                   "memory")
+        off = buf.addr - r.addr
+        return np.frombuffer(r.buf[off:off + spec.nbytes].tobytes(),
+                             dtype=spec.dtype).reshape(spec.shape)
+    return None
+
+
+def launch_op(s: Session, th: HostThread, cid: int, op_type: str,
+              in_descs: list[int], in_bufs: list[int], out_descs: list[int],
+              out_bufs: list[int], attr: int, stream: int) -> None:
+    """aclopExecuteV2: queue one operator on a stream as a kernel task."""
+    if len(in_descs) != len(in_bufs) or len(out_descs) != len(out_bufs):
+        raise AclError(100000, "the desc and buffer lists must have the same lengths")
+    if any(h == 0 for h in (*in_descs, *out_descs)):
+        raise AclError(100000, "a tensor desc in the lists is null")
+    st = s.stream(th, stream)
+    try:
+        op = get_op(op_type)
+    except OpError as e:
+        raise AclError(e.code, e.message) from None
+    ind = [tensor_desc(s, h) for h in in_descs]
+    outd = [tensor_desc(s, h) for h in out_descs]
+    inb = [s.data_buffer(h) if h else None for h in in_bufs]
+    outb = [s.data_buffer(h) for h in out_bufs]
+    if all(0 in d.dims for d in outd) and outd:
+        return  # every output empty: real ACL returns at once (array_utils IsAllTensorEmpty)
+    attrs = _op_attrs(s, op, attr)
+    _queue_kernel(s, th, cid, st, op, ind, inb, outd, outb, attrs)
+
+
+def _queue_kernel(s: Session, th: HostThread, cid: int, st: Any, op: OpDef,
+                  ind: list[TensorDesc], inb: list[Any], outd: list[TensorDesc],
+                  outb: list[Any], attrs: dict[str, Any]) -> None:
+    lo, hi = op.inputs
+    if not lo <= len(ind) <= hi:
+        raise AclError(100024, f"{op.name} takes {lo}..{hi} inputs, got {len(ind)}: no "
+                               "compiled op matches")
+    if len(outd) != op.outputs:
+        raise AclError(100024, f"{op.name} has {op.outputs} output(s), got {len(outd)}")
+    try:
+        in_specs = [d.spec() for d in ind]
+        consts: dict[int, np.ndarray] = {}
+        for i, d in enumerate(ind):
+            c = _read_host_const(s, d, inb[i])
+            if c is not None:
+                consts[i] = c
+            elif i in op.const_inputs:
+                raise OpError(f"{op.name} input {i} must be constant: mark it with "
+                              "acl.set_tensor_const or place it in host memory", 100000)
+        out_specs = op.infer(in_specs, {**attrs, "__consts__": consts})
+    except OpError as e:
+        raise AclError(e.code, f"{op.name}: {e.message}") from None
+    for i, (want, d) in enumerate(zip(out_specs, outd, strict=True)):
+        got = d.spec()
+        if got.dtype != want.dtype or tuple(got.shape) != tuple(want.shape):
+            raise AclError(100024, f"{op.name} output {i} is {want.dtype}{list(want.shape)}"
+                                   f" but its desc says {got.dtype}{list(got.shape)}: no "
+                                   "compiled op matches")
+    t = Task(TaskKind.KERNEL, st, cid, th.clock, Engine.AICORE, 0)
+    t.label = op.name
+    device_kinds = (DEVICE, DVPP)
+    for i, spec in enumerate(in_specs):
+        if i in consts:
+            continue
+        b = inb[i]
+        if b is None or b.addr == 0:
+            raise AclError(100000, f"{op.name} input {i} has a null data buffer")
+        if b.size < spec.nbytes:
+            raise AclError(100000, f"{op.name} input {i} needs {spec.nbytes} bytes "
+                                   f"({spec.dtype}{list(spec.shape)}), its data buffer "
+                                   f"holds {b.size}")
+        r = _resolve_start(s, b.addr, f"{op.name} input {i}")
+        if r.kind not in device_kinds:
+            raise AclError(100000, f"{op.name} input {i} is in host memory: op inputs "
+                                   "must be device memory (acl.rt.malloc)")
+        s._add_access(t, r, b.addr - r.addr, spec.nbytes, False)
+    for i, spec in enumerate(out_specs):
+        b = outb[i]
+        if b.addr == 0 or b.size < spec.nbytes:
+            raise AclError(100000, f"{op.name} output {i} needs {spec.nbytes} bytes, its "
+                                   f"data buffer holds {b.size}")
+        r = _resolve_start(s, b.addr, f"{op.name} output {i}")
+        if r.kind not in device_kinds:
+            raise AclError(100000, f"{op.name} output {i} is in host memory: op outputs "
+                                   "must be device memory")
+        s._add_access(t, r, b.addr - r.addr, spec.nbytes, True)
+    flops, nbytes = op.cost(in_specs, out_specs, attrs)
+    t.duration = _kernel_ns(s, flops, nbytes, in_specs[0].dtype if in_specs else "float32")
+    t.units = s.profile.aicore_count
+    t.nbytes = nbytes
+    order = [i for i in range(len(ind)) if i not in consts]
+    t.kernel = _kernel_fn(op, in_specs, out_specs, attrs, consts, order)
+    s._submit(t)
+
+
+def _resolve_start(s: Session, addr: int, what: str) -> Any:
+    r = s.memory.find(addr)
+    if r is None:
+        r = s.memory.resolve(addr, 1, what)
+    return r
+
+
+def _kernel_ns(s: Session, flops: int, nbytes: int, dtype: str) -> int:
+    """Kernel time: overhead + the longer of compute and memory time (roofline)."""
+    p = s.profile
+    rate = p.flops_per_ns.get(_RATE_KEY.get(dtype, "int32"), 1000.0)
+    return p.kernel_overhead_ns + int(max(flops / rate, nbytes / p.device_mem_bw))
+
+
+def cast(s: Session, th: HostThread, cid: int, src_desc: int, src_buf: int,
+         dst_desc: int, dst_buf: int, truncate: int, stream: int) -> None:
+    """aclopCast: the Cast op with ``dst_type`` taken from the destination desc."""
+    st = s.stream(th, stream)
+    try:
+        op = get_op("Cast")
+    except OpError as e:
+        raise AclError(e.code, e.message) from None
+    dd = tensor_desc(s, dst_desc)
+    _queue_kernel(s, th, cid, st, op, [tensor_desc(s, src_desc)],
+                       [s.data_buffer(src_buf)], [dd], [s.data_buffer(dst_buf)],
+                       {**op.defaults, "dst_type": dd.dtype, "truncate": bool(truncate)})
+
+
+def infer_op_shape(s: Session, op_type: str, in_descs: list[int], in_bufs: list[int],
+                   num_outputs: int, out_descs: list[int], attr: int) -> None:
+    """aclopInferShape: fill the output descs' dims and dtypes from the inputs."""
+    try:
+        op = get_op(op_type)
+    except OpError as e:
+        raise AclError(e.code, e.message) from None
+    ind = [tensor_desc(s, h) for h in in_descs]
+    inb = [s.data_buffer(h) if h else None for h in in_bufs]
+    attrs = _op_attrs(s, op, attr)
+    try:
+        consts = {i: c for i, d in enumerate(ind)
+                  if (c := _read_host_const(s, d, inb[i] if i < len(inb) else None))
+                  is not None}
+        specs = op.infer([d.spec() for d in ind], {**attrs, "__consts__": consts})
+    except OpError as e:
+        raise AclError(e.code, f"{op.name}: {e.message}") from None
+    if num_outputs != len(specs) or len(out_descs) != len(specs):
+        raise AclError(100000, f"{op.name} has {len(specs)} outputs, got {num_outputs}")
+    for h, spec in zip(out_descs, specs, strict=True):
+        d = tensor_desc(s, h)
+        d.dims = list(spec.shape)
+        d.dtype = NUMPY_TO_ACL.get(spec.dtype, d.dtype)
+
+
+def create_op_handle(s: Session, cid: int, op_type: str, in_descs: list[int],
+                     out_descs: list[int], attr: int) -> int:
+    """aclopCreateHandle: bind an op type to descs and attributes for repeated runs."""
+    try:
+        op = get_op(op_type)
+    except OpError as e:
+        raise AclError(e.code, e.message) from None
+    h = OpHandle(-1, 0, op, [tensor_desc(s, x) for x in in_descs],
+                 [tensor_desc(s, x) for x in out_descs], _op_attrs(s, op, attr))
+    return _new_object(s, h, OBJ_OP_HANDLE, cid, f"op handle {op_type}")
+
+
+def destroy_op_handle(s: Session, cid: int, handle: int) -> None:
+    """aclopDestroyHandle."""
+    _destroy_object(s, handle, OpHandle, "op handle", cid)
+
+
+def execute_op_handle(s: Session, th: HostThread, cid: int, handle: int,
+                      in_bufs: list[int], out_bufs: list[int], stream: int) -> None:
+    """aclopExecWithHandle: run a created handle with new buffers."""
+    h: OpHandle = _lookup(s, handle, OpHandle, "op handle")
+    st = s.stream(th, stream)
+    if len(in_bufs) != len(h.in_descs) or len(out_bufs) != len(h.out_descs):
+        raise AclError(100000, "buffer counts do not match the handle's descs")
+    _queue_kernel(s, th, cid, st, h.op, h.in_descs,
+                       [s.data_buffer(b) if b else None for b in in_bufs],
+                       h.out_descs, [s.data_buffer(b) for b in out_bufs], h.attrs)
+
+
+def _kernel_fn(op: OpDef, in_specs: list[TensorSpec], out_specs: list[TensorSpec],
+               attrs: dict[str, Any], consts: dict[int, np.ndarray],
+               order: list[int]) -> Any:
+    """The task's effect: bytes of the device inputs -> bytes of the outputs."""
+
+    def run(data: list[bytes]) -> list[bytes]:
+        arrays: list[np.ndarray] = []
+        it = iter(data)
+        for i, spec in enumerate(in_specs):
+            if i in consts:
+                arrays.append(consts[i])
+            else:
+                raw = next(it)
+                arrays.append(np.frombuffer(raw, dtype=spec.dtype).reshape(spec.shape))
+        outs = op.compute(arrays, attrs)
+        return [np.ascontiguousarray(o, dtype=spec.dtype).tobytes()
+                for o, spec in zip(outs, out_specs, strict=True)]
+
+    del order
+    return run
+
+
