@@ -38,7 +38,7 @@ def install(session: Session | None = None) -> ModuleType:
     if session is not None:
         set_current_session(session)
     sys.modules["acl"] = emulated
-    for sub in ("rt", "util", "media", "op"):
+    for sub in ("rt", "util", "media", "op", "mdl"):
         sys.modules[f"acl.{sub}"] = getattr(emulated, sub)
     return emulated
 

@@ -15,7 +15,7 @@ from ..constants import DATA_TYPE_SIZE, DATA_TYPE_SIZE_DEFAULT_CASE
 from ..runtime import compute
 from ..runtime.errors import AclError
 from ..runtime.session import Session
-from . import media, op, rt, util
+from . import mdl, media, op, rt, util
 from ._boundary import acl_api
 
 S = Session
@@ -320,6 +320,7 @@ __all__ = [
     "get_tensor_desc_type",
     "get_version",
     "init",
+    "mdl",
     "media",
     "op",
     "rt",

@@ -181,6 +181,8 @@ class Session:
         self._entered = False
         self.recorder: Any = None
         self.op_model_dir: str | None = None
+        self.models: dict[int, Any] = {}
+        self.next_model_id = 1
         if record:
             from ..tracer.recorder import Recorder  # runtime -> tracer only at wiring time
             self.recorder = Recorder(self)
@@ -1134,14 +1136,18 @@ class Session:
         """Run a synchronous copy/memset now: the host waits for the engine."""
         for r, off, n, write in accesses:
             self._add_access(task, r, off, n, write)
+        self.run_sync_task(th, task)
+
+    def run_sync_task(self, th: HostThread, task: Task) -> None:
+        """Run a task on no stream (synchronous copy, memset or model execute) now."""
         task.device = th.ctx.device.index if th.ctx is not None else 0
         self._register_task(task)
         ready = th.clock + self.profile.copy_setup_ns // 2
         if task.engine == Engine.HOST:
             task.start = ready
         else:
-            dev = self.devices[th.ctx.device.index if th.ctx is not None else 0]
-            task.start = dev.engines[task.engine].fit(ready, task.duration)
+            dev = self.devices[task.device]
+            task.start = dev.engines[task.engine].fit(ready, task.duration, task.units)
         task.end = task.start + task.duration
         self.hooks.on_task_placed(task)
         self.progress += 1
@@ -1156,6 +1162,8 @@ class Session:
         self.advance(task.end)
         self._effect_end(task)
         th.clock = task.end
+        if task.status:
+            raise AclError(task.status, task.reason)
 
     # ================================================================== waiting
     def synchronize_stream(self, th: HostThread, cid: int, stream: int,

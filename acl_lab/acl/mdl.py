@@ -1,0 +1,294 @@
+"""``acl.mdl``: offline models (.om): load, describe, datasets and execution.
+
+Models are acl_lab's emulated ``.om`` files (made by ``acl-lab atc`` from ONNX, or taken from
+``acl_lab.zoo``). Executions are model tasks on the AI-core pool, timed by the sum of their
+layers' costs on the device profile.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..runtime import models as M
+from ..runtime.errors import AclError
+from ..runtime.session import Session
+from ._boundary import acl_api
+
+S = Session
+
+
+@acl_api("acl.mdl.load_from_file", "aclmdlLoadFromFile", "s", out=1)
+def load_from_file(s: S, th: Any, cid: int, path: str) -> int:
+    """``(model_id, ret)``: load an .om file; the runtime manages work and weight memory.
+
+    Returns ret 145002 for a missing path and 145006 for a file that is not an OM (GE).
+    Differs from real ACL: only acl_lab's emulated .om format loads.
+    """
+    return M.load_from_file(s, th, cid, path)
+
+
+@acl_api("acl.mdl.load_from_mem", "aclmdlLoadFromMem", "pL", out=1)
+def load_from_mem(s: S, th: Any, cid: int, ptr: int, size: int) -> int:
+    """``(model_id, ret)``: load a model from bytes in host memory (EP mode).
+
+    Differs from real ACL: as load_from_file.
+    """
+    return M.load_from_mem(s, th, cid, ptr, size)
+
+
+@acl_api("acl.mdl.query_size", "aclmdlQuerySize", "s", out=2, default=(0, 0))
+def query_size(s: S, th: Any, cid: int, path: str) -> tuple[int, int]:
+    """``(work_size, weight_size, ret)`` a model needs for load_from_file_with_mem.
+
+    Differs from real ACL: work size is the sum of the model's intermediate tensors.
+    """
+    return M.query_size(path)
+
+
+@acl_api("acl.mdl.load_from_file_with_mem", "aclmdlLoadFromFileWithMem", "spLpL", out=1)
+def load_from_file_with_mem(s: S, th: Any, cid: int, path: str, work: int, work_size: int,
+                            weight: int, weight_size: int) -> int:
+    """``(model_id, ret)`` with caller-provided device memory (sizes from query_size).
+
+    Differs from real ACL: the memory is checked but the model's data is kept in Python.
+    """
+    return M.load_from_file_with_mem(s, th, cid, path, work, work_size, weight, weight_size)
+
+
+@acl_api("acl.mdl.unload", "aclmdlUnload", "I")
+def unload(s: S, th: Any, cid: int, model_id: int) -> None:
+    """Unload a model (in the context that loaded it; 107004 otherwise).
+
+    Differs from real ACL: the context code (107004) is the reference's unverified guess.
+    """
+    M.unload(s, th, cid, model_id)
+
+
+@acl_api("acl.mdl.create_desc", "aclmdlCreateDesc", "", out="value")
+def create_desc(s: S, th: Any, cid: int) -> int:
+    """A new, empty model description.
+
+    Differs from real ACL: no difference known.
+    """
+    return M.create_desc(s, cid)
+
+
+@acl_api("acl.mdl.get_desc", "aclmdlGetDesc", "kI")
+def get_desc(s: S, th: Any, cid: int, desc: int, model_id: int) -> None:
+    """Fill ``desc`` from a loaded model (100011 for an unknown model id).
+
+    Differs from real ACL: no difference known.
+    """
+    M.get_desc(s, desc, model_id)
+
+
+@acl_api("acl.mdl.destroy_desc", "aclmdlDestroyDesc", "k")
+def destroy_desc(s: S, th: Any, cid: int, desc: int) -> None:
+    """Destroy a model description.
+
+    Differs from real ACL: no difference known.
+    """
+    M.destroy_desc(s, cid, desc)
+
+
+def _count(output: bool) -> Any:
+    def impl(s: S, th: Any, cid: int, desc: int) -> int:
+        d = M.desc(s, desc)
+        assert d.model is not None
+        return len(d.model.om.outputs if output else d.model.om.inputs)
+    return impl
+
+
+@acl_api("acl.mdl.get_num_inputs", "aclmdlGetNumInputs", "k", out="value")
+def get_num_inputs(s: S, th: Any, cid: int, desc: int) -> int:
+    """Number of model inputs (0 for a null desc).
+
+    Differs from real ACL: no difference known.
+    """
+    return int(_count(False)(s, th, cid, desc))
+
+
+@acl_api("acl.mdl.get_num_outputs", "aclmdlGetNumOutputs", "k", out="value")
+def get_num_outputs(s: S, th: Any, cid: int, desc: int) -> int:
+    """Number of model outputs (0 for a null desc).
+
+    Differs from real ACL: no difference known.
+    """
+    return int(_count(True)(s, th, cid, desc))
+
+
+@acl_api("acl.mdl.get_input_size_by_index", "aclmdlGetInputSizeByIndex", "kL", out="value")
+def get_input_size_by_index(s: S, th: Any, cid: int, desc: int, index: int) -> int:
+    """Bytes of input ``index`` (the largest gear for dynamic batch).
+
+    Differs from real ACL: no difference known.
+    """
+    return M.io_size(s, desc, index, False)
+
+
+@acl_api("acl.mdl.get_output_size_by_index", "aclmdlGetOutputSizeByIndex", "kL", out="value")
+def get_output_size_by_index(s: S, th: Any, cid: int, desc: int, index: int) -> int:
+    """Bytes of output ``index``.
+
+    Differs from real ACL: no difference known.
+    """
+    return M.io_size(s, desc, index, True)
+
+
+def _dims_api(name: str, cname: str, output: bool, current: bool = False) -> Any:
+    @acl_api(name, cname, "kL", out=1, default={})
+    def dims(s: S, th: Any, cid: int, desc: int, index: int) -> dict[str, Any]:
+        """``({'name', 'dimCount', 'dims'}, ret)``; ``({}, ret)`` on failure.
+
+        Differs from real ACL: no difference known.
+        """
+        return M.io_dims(s, desc, index, output, current)
+    return dims
+
+
+get_input_dims = _dims_api("acl.mdl.get_input_dims", "aclmdlGetInputDims", False)
+get_input_dims_v2 = _dims_api("acl.mdl.get_input_dims_v2", "aclmdlGetInputDimsV2", False)
+get_output_dims = _dims_api("acl.mdl.get_output_dims", "aclmdlGetOutputDims", True)
+get_cur_output_dims = _dims_api("acl.mdl.get_cur_output_dims", "aclmdlGetCurOutputDims",
+                                True, current=True)
+
+
+def _value_api(name: str, cname: str, fn: Any, output: bool, default: Any = -1) -> Any:
+    @acl_api(name, cname, "kL", out="value", default=default)
+    def getter(s: S, th: Any, cid: int, desc: int, index: int) -> Any:
+        """One property of an input or output.
+
+        Differs from real ACL: no difference known.
+        """
+        return fn(s, desc, index, output)
+    return getter
+
+
+get_input_data_type = _value_api("acl.mdl.get_input_data_type", "aclmdlGetInputDataType",
+                                 M.io_dtype, False)
+get_output_data_type = _value_api("acl.mdl.get_output_data_type", "aclmdlGetOutputDataType",
+                                  M.io_dtype, True)
+get_input_format = _value_api("acl.mdl.get_input_format", "aclmdlGetInputFormat",
+                              lambda s, d, i, o: int(M.io_spec(s, d, i, o)["format"]), False)
+get_output_format = _value_api("acl.mdl.get_output_format", "aclmdlGetOutputFormat",
+                               lambda s, d, i, o: int(M.io_spec(s, d, i, o)["format"]), True)
+get_input_name_by_index = _value_api(
+    "acl.mdl.get_input_name_by_index", "aclmdlGetInputNameByIndex",
+    lambda s, d, i, o: str(M.io_spec(s, d, i, o)["name"]), False, default=None)
+get_output_name_by_index = _value_api(
+    "acl.mdl.get_output_name_by_index", "aclmdlGetOutputNameByIndex",
+    lambda s, d, i, o: str(M.io_spec(s, d, i, o)["name"]), True, default=None)
+
+
+@acl_api("acl.mdl.get_input_index_by_name", "aclmdlGetInputIndexByName", "ks", out=1)
+def get_input_index_by_name(s: S, th: Any, cid: int, desc: int, name: str) -> int:
+    """``(index, ret)`` of the input called ``name``.
+
+    Differs from real ACL: no difference known.
+    """
+    return M.io_index(s, desc, name, False)
+
+
+@acl_api("acl.mdl.get_output_index_by_name", "aclmdlGetOutputIndexByName", "ks", out=1)
+def get_output_index_by_name(s: S, th: Any, cid: int, desc: int, name: str) -> int:
+    """``(index, ret)`` of the output called ``name``.
+
+    Differs from real ACL: no difference known.
+    """
+    return M.io_index(s, desc, name, True)
+
+
+@acl_api("acl.mdl.create_dataset", "aclmdlCreateDataset", "", out="value")
+def create_dataset(s: S, th: Any, cid: int) -> int:
+    """A new, empty dataset.
+
+    Differs from real ACL: no difference known.
+    """
+    return M.create_dataset(s, cid)
+
+
+@acl_api("acl.mdl.add_dataset_buffer", "aclmdlAddDatasetBuffer", "kk", out=1)
+def add_dataset_buffer(s: S, th: Any, cid: int, dataset: int, buf: int) -> int:
+    """``(dataset, ret)``: append a data buffer (this odd return shape is pyACL's).
+
+    Differs from real ACL: no difference known.
+    """
+    ds = M.dataset(s, dataset)
+    if buf == 0:
+        raise AclError(100000, "data buffer is null")
+    s.data_buffer(buf)
+    ds.buffers.append(buf)
+    return dataset
+
+
+@acl_api("acl.mdl.get_dataset_buffer", "aclmdlGetDatasetBuffer", "kL", out="value")
+def get_dataset_buffer(s: S, th: Any, cid: int, dataset: int, index: int) -> int:
+    """The data buffer at ``index``; 0 when out of range (GE model_om2.cpp).
+
+    Differs from real ACL: no difference known.
+    """
+    ds = M.dataset(s, dataset)
+    if not 0 <= index < len(ds.buffers):
+        raise AclError(100000, f"dataset index {index} is out of range ({len(ds.buffers)})")
+    return ds.buffers[index]
+
+
+@acl_api("acl.mdl.get_dataset_num_buffers", "aclmdlGetDatasetNumBuffers", "k", out="value")
+def get_dataset_num_buffers(s: S, th: Any, cid: int, dataset: int) -> int:
+    """Number of buffers in the dataset.
+
+    Differs from real ACL: no difference known.
+    """
+    return len(M.dataset(s, dataset).buffers)
+
+
+@acl_api("acl.mdl.destroy_dataset", "aclmdlDestroyDataset", "k")
+def destroy_dataset(s: S, th: Any, cid: int, dataset: int) -> None:
+    """Destroy a dataset: its data buffers and their memory are NOT released.
+
+    Differs from real ACL: no difference known.
+    """
+    M.destroy_dataset(s, cid, dataset)
+
+
+@acl_api("acl.mdl.execute", "aclmdlExecute", "Ikk", launch=True)
+def execute(s: S, th: Any, cid: int, model_id: int, inputs: int, outputs: int) -> None:
+    """Run the model synchronously; inputs and outputs must be device memory.
+
+    Returns ret: 0; 100000 for null datasets/buffers, too few buffers or host memory;
+    145003 for an unknown model id; 145000 when an input is more than 64 bytes smaller than
+    the model input (CANN 5-8; newest GE returns 500002); a larger input only warns.
+    Differs from real ACL: the model runs as numpy kernels, timed by the cost model.
+    """
+    M.execute(s, th, cid, model_id, inputs, outputs, None)
+
+
+@acl_api("acl.mdl.execute_async", "aclmdlExecuteAsync", "Ikkk", launch=True)
+def execute_async(s: S, th: Any, cid: int, model_id: int, inputs: int, outputs: int,
+                  stream: int) -> None:
+    """Queue the model on ``stream``; synchronize before reading outputs.
+
+    The same model must not run on two streams at once (reported in the trace).
+    Differs from real ACL: as execute.
+    """
+    M.execute(s, th, cid, model_id, inputs, outputs, stream)
+
+
+@acl_api("acl.mdl.set_dynamic_batch_size", "aclmdlSetDynamicBatchSize", "IkLL")
+def set_dynamic_batch_size(s: S, th: Any, cid: int, model_id: int, dataset: int, index: int,
+                           batch: int) -> None:
+    """Choose the batch gear for executions with this input dataset.
+
+    Returns ret 100019 for a static model, 145013 for a batch that is not a gear.
+    Differs from real ACL: the gear is stored on the dataset, not in a dataset tensor.
+    """
+    M.set_dynamic_batch(s, model_id, dataset, index, batch)
+
+
+@acl_api("acl.mdl.get_dynamic_batch", "aclmdlGetDynamicBatch", "k", out=1, default={})
+def get_dynamic_batch(s: S, th: Any, cid: int, desc: int) -> dict[str, Any]:
+    """``({'batchCount', 'batch'}, ret)``: the model's batch gears.
+
+    Differs from real ACL: no difference known.
+    """
+    return M.dynamic_batch(s, desc)

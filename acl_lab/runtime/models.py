@@ -1,0 +1,384 @@
+"""Offline models on the emulated device: load, describe, datasets and execution.
+
+Functions over a ``Session`` (this module keeps no state). A loaded model owns device memory
+for its weights and working tensors (allocated at load, released at unload); executing it is
+one model task on the AI-core pool whose duration is the sum of its layers' costs, reading the
+input buffers at its start and writing the outputs at its end. The checks follow reference
+section 5(f): datasets and buffers must be non-null, inputs may be up to 64 bytes short
+(more is an error, larger is a warning), inputs and outputs must be device memory, and load,
+execute and unload must happen in one context.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from .compute import _kernel_ns, _lookup, _new_object, _resolve_start
+from .errors import AclError
+from .memory import DEVICE, DVPP, HOST_PAGEABLE, HOST_PINNED
+from .objects import Context, HostThread, Task
+from .opdefs import NUMPY_TO_ACL
+from .scheduler import Engine, TaskKind
+
+if TYPE_CHECKING:
+    from .model import OmModel
+    from .session import Session
+
+OBJ_MODEL_DESC = 8
+OBJ_DATASET = 9
+#: Inputs may be this many bytes shorter than the model input (GE kDataMemAlignSizeCompare).
+INPUT_SLACK = 64
+#: The undersized-input code of CANN 5-8 (GE PARAM_INVALID); newest GE returns 500002.
+UNDERSIZED_INPUT_CODE = 145000
+
+
+@dataclass
+class LoadedModel:
+    """A model id's state: the model, its context and the device memory it holds."""
+
+    mid: int
+    om: OmModel
+    ctx: Context
+    path: str
+    regions: list[Any] = field(default_factory=list)
+    last_stream: Any = None
+    last_end: int = 0
+    alive: bool = True
+
+
+class ModelDesc:
+    """An aclmdlDesc: filled by get_desc from a loaded model."""
+
+    def __init__(self) -> None:
+        self.oid = -1
+        self.handle = 0
+        self.model: LoadedModel | None = None
+        self.alive = True
+
+
+class Dataset:
+    """An aclmdlDataset: an ordered list of data-buffer handles (it owns none of them)."""
+
+    def __init__(self) -> None:
+        self.oid = -1
+        self.handle = 0
+        self.buffers: list[int] = []
+        self.batch: int | None = None
+        self.alive = True
+
+
+# ------------------------------------------------------------------------------ loading
+
+
+def _load(s: Session, th: HostThread, cid: int, om: OmModel, path: str,
+          with_mem: bool = False) -> int:
+    ctx = s.require_ctx(th)
+    mid = s.next_model_id
+    s.next_model_id += 1
+    lm = LoadedModel(mid, om, ctx, path)
+    if not with_mem:
+        for size in (om.weight_bytes(), om.work_bytes()):
+            if size > 0:
+                r = s.memory.alloc_device(ctx.device.index, size, 2, cid, ctx.oid)
+                r.mark_written(0, r.size)
+                s.hooks.on_alloc(r, cid)
+                lm.regions.append(r)
+    s.models[mid] = lm
+    s.diag(cid, "model_loaded", f"model {mid} loaded from {path}: "
+           f"{len(om.input_specs())} input(s), {len(om.output_specs())} output(s)", level=0)
+    return mid
+
+
+def load_from_file(s: Session, th: HostThread, cid: int, path: str) -> int:
+    """aclmdlLoadFromFile: 145002 for a missing path, 145006 for a file that is not an OM."""
+    from .model import ModelFileError, load_om
+    try:
+        om = load_om(path)
+    except ModelFileError as e:
+        raise AclError(e.code, e.message) from None
+    return _load(s, th, cid, om, path)
+
+
+def load_from_mem(s: Session, th: HostThread, cid: int, ptr: int, size: int) -> int:
+    """aclmdlLoadFromMem: the model bytes in host memory (EP mode)."""
+    from .model import ModelFileError, load_om_bytes
+    _, view = s.host_view(ptr, size, "acl.mdl.load_from_mem")
+    try:
+        om = load_om_bytes(view.tobytes())
+    except ModelFileError as e:
+        raise AclError(e.code, e.message) from None
+    return _load(s, th, cid, om, f"<memory {size} bytes>")
+
+
+def query_size(path: str) -> tuple[int, int]:
+    """aclmdlQuerySize: (work size, weight size) a model needs."""
+    from .model import ModelFileError, load_om
+    try:
+        om = load_om(path)
+    except ModelFileError as e:
+        raise AclError(e.code, e.message) from None
+    return om.work_bytes(), om.weight_bytes()
+
+
+def load_from_file_with_mem(s: Session, th: HostThread, cid: int, path: str, work: int,
+                            work_size: int, weight: int, weight_size: int) -> int:
+    """aclmdlLoadFromFileWithMem: the caller provides work and weight device memory."""
+    from .model import ModelFileError, load_om
+    try:
+        om = load_om(path)
+    except ModelFileError as e:
+        raise AclError(e.code, e.message) from None
+    for ptr, size, need, what in ((work, work_size, om.work_bytes(), "work"),
+                                  (weight, weight_size, om.weight_bytes(), "weight")):
+        if size < need:
+            raise AclError(100000, f"{what} memory of {size} bytes is smaller than the "
+                                   f"{need} bytes acl.mdl.query_size reports")
+        if need:
+            r = s.memory.resolve(ptr, need, f"{what} memory")
+            if r.kind not in (DEVICE, DVPP):
+                raise AclError(100000, f"{what} memory must be device memory")
+    return _load(s, th, cid, om, path, with_mem=True)
+
+
+def model(s: Session, mid: int, code: int = 100011) -> LoadedModel:
+    """A loaded model by id."""
+    lm = s.models.get(mid)
+    if lm is None or not lm.alive:
+        raise AclError(code, f"model id {mid} is not loaded")
+    return lm
+
+
+def unload(s: Session, th: HostThread, cid: int, mid: int) -> None:
+    """aclmdlUnload: release the model's memory (in the context that loaded it)."""
+    lm = model(s, mid)
+    _check_ctx(s, th, lm, "unload")
+    if lm.last_stream is not None and lm.last_stream.alive:
+        s._wait_streams(th, cid, [lm.last_stream], f"model {mid}'s last execution", -1)
+    for r in lm.regions:
+        if r.live:
+            s.memory.free(r)
+            s.hooks.on_free(r, cid, 0)
+    lm.alive = False
+
+
+def _check_ctx(s: Session, th: HostThread, lm: LoadedModel, what: str) -> None:
+    ctx = s.require_ctx(th)
+    if ctx is not lm.ctx:
+        raise AclError(107004, f"model {lm.mid} was loaded in {lm.ctx.label()}, but {what} "
+                               f"runs in {ctx.label()}: load, execute and unload must happen "
+                               "in the same context")
+
+
+# ------------------------------------------------------------------------------ descs
+
+
+def create_desc(s: Session, cid: int) -> int:
+    """aclmdlCreateDesc."""
+    return _new_object(s, ModelDesc(), OBJ_MODEL_DESC, cid, "model desc")
+
+
+def desc(s: Session, handle: int, filled: bool = True) -> ModelDesc:
+    """A model desc (100000 for null/unknown; for queries it must have been filled)."""
+    d: ModelDesc = _lookup(s, handle, ModelDesc, "model desc")
+    if filled and d.model is None:
+        raise AclError(100000, "this model desc is empty: call acl.mdl.get_desc first")
+    return d
+
+
+def get_desc(s: Session, handle: int, mid: int) -> None:
+    """aclmdlGetDesc: fill a desc from a loaded model."""
+    d = desc(s, handle, filled=False)
+    d.model = model(s, mid)
+
+
+def destroy_desc(s: Session, cid: int, handle: int) -> None:
+    """aclmdlDestroyDesc."""
+    d = desc(s, handle, filled=False)
+    d.alive = False
+    s.hooks.on_destroy(d.oid, cid, 0)
+
+
+def io_spec(s: Session, handle: int, index: int, output: bool) -> dict[str, Any]:
+    """One input's or output's description: name, dtype, shape, format."""
+    om = desc(s, handle).model.om  # type: ignore[union-attr]
+    specs = om.outputs if output else om.inputs
+    if not 0 <= index < len(specs):
+        raise AclError(100000, f"{'output' if output else 'input'} index {index} is out of "
+                               f"range (the model has {len(specs)})")
+    return dict(specs[index])
+
+
+def io_size(s: Session, handle: int, index: int, output: bool) -> int:
+    """Bytes of an input/output (the largest gear for dynamic batch)."""
+    om = desc(s, handle).model.om  # type: ignore[union-attr]
+    io_spec(s, handle, index, output)
+    return int(om.output_size(index) if output else om.input_size(index))
+
+
+def io_dims(s: Session, handle: int, index: int, output: bool,
+            current: bool = False) -> dict[str, Any]:
+    """``{'name', 'dimCount', 'dims'}`` of an input/output."""
+    spec = io_spec(s, handle, index, output)
+    dims = [int(x) for x in spec["shape"]]
+    if current and dims and dims[0] < 0:
+        lm = desc(s, handle).model
+        batches = lm.om.dynamic_batch if lm is not None else []
+        dims[0] = max(batches) if batches else dims[0]
+    return {"name": spec["name"], "dimCount": len(dims), "dims": dims}
+
+
+def io_dtype(s: Session, handle: int, index: int, output: bool) -> int:
+    """The aclDataType of an input/output."""
+    return NUMPY_TO_ACL.get(io_spec(s, handle, index, output)["dtype"], -1)
+
+
+def io_index(s: Session, handle: int, name: str, output: bool) -> int:
+    """Index of the input/output called ``name`` (100000 when none is)."""
+    om = desc(s, handle).model.om  # type: ignore[union-attr]
+    for i, spec in enumerate(om.outputs if output else om.inputs):
+        if spec["name"] == name:
+            return i
+    raise AclError(100000, f"the model has no {'output' if output else 'input'} named {name!r}")
+
+
+def dynamic_batch(s: Session, handle: int) -> dict[str, Any]:
+    """``{'batchCount', 'batch'}`` of a dynamic-batch model (0 and [] otherwise)."""
+    om = desc(s, handle).model.om  # type: ignore[union-attr]
+    gears = list(om.dynamic_batch)
+    return {"batchCount": len(gears), "batch": gears}
+
+
+# ------------------------------------------------------------------------------ datasets
+
+
+def create_dataset(s: Session, cid: int) -> int:
+    """aclmdlCreateDataset."""
+    return _new_object(s, Dataset(), OBJ_DATASET, cid, "dataset")
+
+
+def dataset(s: Session, handle: int) -> Dataset:
+    """A dataset by handle (100000 for null or unknown)."""
+    ds: Dataset = _lookup(s, handle, Dataset, "dataset")
+    return ds
+
+
+def destroy_dataset(s: Session, cid: int, handle: int) -> None:
+    """aclmdlDestroyDataset: the data buffers and their memory are NOT released."""
+    ds = dataset(s, handle)
+    ds.alive = False
+    s.hooks.on_destroy(ds.oid, cid, 0)
+
+
+def set_dynamic_batch(s: Session, mid: int, handle: int, index: int, batch: int) -> None:
+    """aclmdlSetDynamicBatchSize: choose a gear for the next executions with this dataset."""
+    lm = model(s, mid)
+    ds = dataset(s, handle)
+    gears = lm.om.dynamic_batch
+    if not gears:
+        raise AclError(100019, f"model {mid} is not a dynamic-batch model")
+    if batch not in gears:
+        raise AclError(145013, f"batch {batch} is not one of the model's gears {list(gears)}")
+    ds.batch = batch
+    del index
+
+
+# ------------------------------------------------------------------------------ execution
+
+
+def execute(s: Session, th: HostThread, cid: int, mid: int, in_ds: int, out_ds: int,
+            stream: int | None) -> None:
+    """aclmdlExecute (``stream`` None: synchronous) and aclmdlExecuteAsync."""
+    if in_ds == 0 or out_ds == 0:
+        raise AclError(100000, "input or output dataset is null")
+    lm = model(s, mid, 145003)
+    _check_ctx(s, th, lm, "execute")
+    st = s.stream(th, stream) if stream is not None else None
+    ins, outs = dataset(s, in_ds), dataset(s, out_ds)
+    om = lm.om
+    batch = ins.batch
+    in_specs, out_specs = om.input_specs(batch), om.output_specs(batch)
+    if len(ins.buffers) < len(in_specs):
+        raise AclError(100000, f"the input dataset has {len(ins.buffers)} buffer(s), the model "
+                               f"needs {len(in_specs)}")
+    if len(outs.buffers) < len(out_specs):
+        raise AclError(100000, f"the output dataset has {len(outs.buffers)} buffer(s), the "
+                               f"model produces {len(out_specs)}")
+    t = Task(TaskKind.MODEL, st, cid, th.clock, Engine.AICORE, 0)
+    t.label = f"model {mid}"
+    dynamic = bool(om.dynamic_batch)
+    for i, spec in enumerate(in_specs):
+        b = s.data_buffer(ins.buffers[i])
+        need = spec.nbytes
+        if b.size == 0:
+            raise AclError(100000, f"input {i} has an empty data buffer")
+        if not dynamic and b.size + INPUT_SLACK < need:
+            raise AclError(UNDERSIZED_INPUT_CODE,
+                           f"input {i} ({spec.dtype}{list(spec.shape)}) needs {need} bytes; its "
+                           f"buffer holds {b.size}, more than {INPUT_SLACK} bytes short "
+                           "(acl.mdl.get_input_size_by_index gives the size to allocate)")
+        if b.size > need:
+            s.diag(cid, "oversized_input", f"input {i} buffer holds {b.size} bytes, the model "
+                   f"reads {need}: the extra bytes are ignored (GE warns: may cause "
+                   "inference problems)")
+        r = _io_region(s, b.addr, f"input {i}")
+        s._add_access(t, r, b.addr - r.addr, min(need, b.size), False)
+    for i, spec in enumerate(out_specs):
+        b = s.data_buffer(outs.buffers[i])
+        need = spec.nbytes
+        if b.addr == 0 and b.size == 0 and st is None:
+            ctx = lm.ctx
+            r = s.memory.alloc_device(ctx.device.index, need, 0, cid, ctx.oid)
+            s.hooks.on_alloc(r, cid)
+            b.addr, b.size = r.addr, need
+            s.diag(cid, "output_allocated", f"output {i} had no memory: execute allocated "
+                   f"{need} bytes; free it with acl.rt.free", level=0)
+        if b.size < need:
+            raise AclError(UNDERSIZED_INPUT_CODE, f"output {i} needs {need} bytes; its buffer "
+                                                  f"holds {b.size}")
+        r = _io_region(s, b.addr, f"output {i}")
+        s._add_access(t, r, b.addr - r.addr, need, True)
+    cost = om.cost(batch)
+    dtype = in_specs[0].dtype if in_specs else "float32"
+    t.duration = sum(_kernel_ns(s, flops, nbytes, dtype) for _, _, flops, nbytes in cost)
+    t.nbytes = sum(nb for _, _, _, nb in cost)
+    t.units = s.profile.aicore_count
+    t.kernel = _model_fn(om, in_specs, out_specs, batch)
+    if st is not None:
+        prev = lm.last_stream
+        if prev is not None and prev is not st and prev.alive and not s.stream_done_at(
+                prev, th.clock) and lm.last_end > th.clock:
+            s.diag(cid, "model_concurrent_use",
+                   f"model {mid} is executed on {st.label()} while its execution on "
+                   f"{prev.label()} may still run: the same model must not run on two "
+                   "streams at once (GE doc); use one stream or load it twice", level=2)
+        lm.last_stream = st
+        s._submit(t)
+        lm.last_end = t.end if t.placed else 1 << 62
+    else:
+        s.run_sync_task(th, t)
+
+
+def _io_region(s: Session, addr: int, what: str) -> Any:
+    if addr == 0:
+        raise AclError(100000, f"{what} has a null data buffer")
+    r = _resolve_start(s, addr, what)
+    if r.kind in (HOST_PINNED, HOST_PAGEABLE):
+        raise AclError(100000, f"{what} points at host memory: model inputs and outputs must "
+                               "be device memory (acl.rt.malloc), copy the data there first")
+    return r
+
+
+def _model_fn(om: OmModel, in_specs: list[Any], out_specs: list[Any],
+              batch: int | None) -> Any:
+    def run(data: list[bytes]) -> list[bytes]:
+        arrays = []
+        for raw, spec in zip(data, in_specs, strict=True):
+            buf = raw[:spec.nbytes].ljust(spec.nbytes, b"\0")
+            arrays.append(np.frombuffer(buf, dtype=spec.dtype).reshape(spec.shape))
+        outs = om.run(arrays, batch=batch)
+        return [np.ascontiguousarray(o, dtype=spec.dtype).tobytes()
+                for o, spec in zip(outs, out_specs, strict=True)]
+    return run
