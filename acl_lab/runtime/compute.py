@@ -385,3 +385,68 @@ def _kernel_fn(op: OpDef, in_specs: list[TensorSpec], out_specs: list[TensorSpec
     return run
 
 
+
+
+# ------------------------------------------------------------------ generic device tasks
+
+
+def queue_device_task(s: Session, th: HostThread, cid: int, st: Any, kind: TaskKind,
+                      engine: Engine, duration: int,
+                      reads: list[tuple[int, int, str]], writes: list[tuple[int, int, str]],
+                      fn: Any, label: str, units: int = 1,
+                      allowed: tuple[int, ...] = (DEVICE, DVPP)) -> Task:
+    """Queue a task that reads ``reads`` at its start and writes ``writes`` at its end.
+
+    ``reads``/``writes`` are ``(address, nbytes, what)``; each must start inside memory of one
+    of the ``allowed`` region kinds (device memory by default). ``fn(list of input bytes) ->
+    list of output bytes`` computes the outputs. Used by DVPP and the aclnn extension.
+    """
+    t = Task(kind, st, cid, th.clock, engine, duration)
+    t.label = label
+    t.units = units
+    for group, write in ((reads, False), (writes, True)):
+        for addr, nbytes, what in group:
+            if addr == 0:
+                raise AclError(100000, f"{what} is a null pointer")
+            r = _resolve_start(s, addr, what)
+            if r.kind not in allowed:
+                kinds = ("device", "pinned host", "DVPP", "pageable host")
+                raise AclError(100000, f"{what} must be device memory, not {kinds[r.kind]} "
+                                       "memory")
+            s._add_access(t, r, addr - r.addr, nbytes, write)
+    t.kernel = fn
+    s._submit(t)
+    return t
+
+
+def queue_op(s: Session, th: HostThread, cid: int, st: Any, op_type: str,
+             inputs: list[tuple[int, TensorSpec] | np.ndarray],
+             outputs: list[tuple[int, TensorSpec]], attrs: dict[str, Any]) -> Task:
+    """Queue operator ``op_type`` on raw device pointers (the aclnn extension's path).
+
+    ``inputs`` are ``(device address, spec)`` pairs or host constants (numpy arrays);
+    ``outputs`` are ``(device address, spec)`` pairs whose specs must match what the op infers.
+    """
+    try:
+        op = get_op(op_type)
+        full = {**op.defaults, **attrs}
+        consts = {i: a for i, a in enumerate(inputs) if isinstance(a, np.ndarray)}
+        in_specs = [TensorSpec(str(a.dtype), tuple(a.shape)) if isinstance(a, np.ndarray)
+                    else a[1] for a in inputs]
+        out_specs = op.infer(in_specs, {**full, "__consts__": consts})
+    except OpError as e:
+        raise AclError(e.code, f"{op_type}: {e.message}") from None
+    for i, ((_, got), want) in enumerate(zip(outputs, out_specs, strict=True)):
+        if got.dtype != want.dtype or tuple(got.shape) != tuple(want.shape):
+            raise AclError(100024, f"{op_type} output {i} is {want.dtype}{list(want.shape)}, "
+                                   f"the tensor given is {got.dtype}{list(got.shape)}")
+    flops, nbytes = op.cost(in_specs, out_specs, full)
+    reads = [(a[0], a[1].nbytes, f"{op_type} input {i}") for i, a in enumerate(inputs)
+             if not isinstance(a, np.ndarray)]
+    writes = [(addr, spec.nbytes, f"{op_type} output {i}")
+              for i, (addr, spec) in enumerate(outputs)]
+    fn = _kernel_fn(op, in_specs, out_specs, full, consts, [])
+    return queue_device_task(s, th, cid, st, TaskKind.KERNEL, Engine.AICORE,
+                             _kernel_ns(s, flops, nbytes, in_specs[0].dtype if in_specs
+                                        else "float32"),
+                             reads, writes, fn, op_type, units=s.profile.aicore_count)
