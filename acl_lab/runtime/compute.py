@@ -237,7 +237,7 @@ def _queue_kernel(s: Session, th: HostThread, cid: int, st: Any, op: OpDef,
                               "acl.set_tensor_const or place it in host memory", 100000)
         out_specs = op.infer(in_specs, {**attrs, "__consts__": consts})
     except OpError as e:
-        raise AclError(e.code, f"{op.name}: {e.message}") from None
+        raise AclError(e.code, e.message) from None
     for i, (want, d) in enumerate(zip(out_specs, outd, strict=True)):
         got = d.spec()
         if got.dtype != want.dtype or tuple(got.shape) != tuple(want.shape):
@@ -325,7 +325,7 @@ def infer_op_shape(s: Session, op_type: str, in_descs: list[int], in_bufs: list[
                   is not None}
         specs = op.infer([d.spec() for d in ind], {**attrs, "__consts__": consts})
     except OpError as e:
-        raise AclError(e.code, f"{op.name}: {e.message}") from None
+        raise AclError(e.code, e.message) from None
     if num_outputs != len(specs) or len(out_descs) != len(specs):
         raise AclError(100000, f"{op.name} has {len(specs)} outputs, got {num_outputs}")
     for h, spec in zip(out_descs, specs, strict=True):
@@ -435,7 +435,7 @@ def queue_op(s: Session, th: HostThread, cid: int, st: Any, op_type: str,
                     else a[1] for a in inputs]
         out_specs = op.infer(in_specs, {**full, "__consts__": consts})
     except OpError as e:
-        raise AclError(e.code, f"{op_type}: {e.message}") from None
+        raise AclError(e.code, e.message) from None
     for i, ((_, got), want) in enumerate(zip(outputs, out_specs, strict=True)):
         if got.dtype != want.dtype or tuple(got.shape) != tuple(want.shape):
             raise AclError(100024, f"{op_type} output {i} is {want.dtype}{list(want.shape)}, "
