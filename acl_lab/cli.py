@@ -1,4 +1,4 @@
-"""The ``acl-lab`` command: ``run`` a pyACL program on the emulator (more subcommands later).
+"""The ``acl-lab`` command: ``run`` a pyACL program on the emulator, ``atc`` to convert ONNX.
 
 ``acl-lab run [--profile NAME] [--trace FILE] [--summary FILE] PROG.py [ARGS...]`` runs an
 unmodified program with ``import acl`` resolved to the emulator, keeps its exit code, writes
@@ -38,6 +38,8 @@ def _parser() -> argparse.ArgumentParser:
                    help="memcpy_async from pageable memory: CANN 7/8 rule or newest runtime")
     r.add_argument("--quiet", action="store_true", help="no summary on stderr")
     r.add_argument("program", help="the Python program to run")
+    sub.add_parser("atc", help="convert an ONNX model to an emulated .om (ATC's flags)",
+                   add_help=False)
     r.add_argument("args", nargs=argparse.REMAINDER, help="arguments for the program")
     return p
 
@@ -140,6 +142,9 @@ def _wait_for_threads(session: Any, grace: float = 2.0) -> int:
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``acl-lab`` console script."""
     args = list(sys.argv[1:] if argv is None else argv)
+    if args[:1] == ["atc"]:
+        from .atc import main as atc_main
+        return atc_main(args[1:])
     opts = _parser().parse_args(args)
     if opts.command == "run":
         return run(opts)

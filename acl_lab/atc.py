@@ -1,0 +1,1070 @@
+"""``acl-lab atc``: an emulated ATC (offline model converter) for ONNX models.
+
+Usage, as with the real tool (reference section 9.3)::
+
+    acl-lab atc --model=resnet50.onnx --framework=5 --output=resnet50 \\
+        --input_shape="actual_input_1:1,3,224,224" --soc_version=Ascend310
+
+The ONNX graph is mapped onto the emulator's operators (``acl_lab.runtime.opdefs``), all
+shapes are inferred with the operators' ``infer`` at conversion time, and the result is
+written as ``<output>.om`` (the emulated container of ``acl_lab.runtime.model``). Messages
+and exit codes follow ATC: "ATC start working now, please wait for a moment." first, then
+"ATC run success, welcome to the next use." and status 0, or "ATC run failed, ..." with
+E-coded messages and status 255. Failure messages go to stderr.
+
+What is emulated and what is not:
+
+* only ``--framework=5`` (ONNX); Caffe (0), MindSpore (1) and TensorFlow (3) are not;
+* only ``--mode=0`` (build a model); ``--singleop``, AIPP, ``--out_nodes`` and dynamic
+  image size / dims are refused with a clear message;
+* ``--precision_mode`` and ``--log`` are checked and recorded but the emulator always
+  computes in the model's own dtypes (real ATC's default ``force_fp16`` runs convolutions
+  and matrix products in fp16 on the NPU, so real results differ slightly);
+* dynamic shapes only as dynamic batch (``-1`` in dim 0 with ``--dynamic_batch_size``).
+
+Supported ONNX ops: see :data:`SUPPORTED_OPS`.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from .runtime.model import (
+    ACL_FORMAT_NCHW,
+    ACL_FORMAT_ND,
+    GraphBuilder,
+    ModelFileError,
+    Node,
+    OmModel,
+    dump_om_bytes,
+)
+from .runtime.opdefs import NUMPY_TO_ACL, OpError, TensorSpec, get_op
+
+if TYPE_CHECKING:  # pragma: no cover
+    import onnx
+
+START = "ATC start working now, please wait for a moment."
+SUCCESS = "ATC run success, welcome to the next use."
+FAILED = "ATC run failed, Please check the detail log, Try 'atc --help' for more information"
+
+USAGE = """\
+usage: acl-lab atc --model=<model.onnx> --framework=5 --output=<name> --soc_version=<soc> [options]
+
+acl_lab's emulated ATC: converts an ONNX model to an emulated offline model <name>.om.
+
+Required:
+  --model             Path of the source model (.onnx).
+  --framework         Framework type: 5 (ONNX). 0 (Caffe), 1 (MindSpore) and 3 (TensorFlow)
+                      exist in real ATC but are not emulated.
+  --output            Path and file-name prefix of the output; ".om" is appended.
+  --soc_version       Target chip, e.g. Ascend310, Ascend310P3, Ascend910B1.
+
+Options:
+  --input_shape       "name:d0,d1,...;name2:d0,..." fixes input shapes (quote it in the
+                      shell). -1 in dim 0 marks the dynamic batch (needs --dynamic_batch_size).
+  --dynamic_batch_size  "1,2,4,8": the batch gears of a dynamic-batch model.
+  --input_format      NCHW (default), NCDHW or ND.
+  --output_type       FP32, FP16, UINT8, INT8, UINT16, INT16, UINT32, INT32, UINT64, INT64,
+                      DOUBLE: the data type of every network output.
+  --precision_mode    force_fp16 (default), force_fp32, cube_fp16in_fp32out,
+                      allow_fp32_to_fp16, must_keep_origin_dtype, allow_mix_precision,
+                      allow_mix_precision_fp16, allow_mix_precision_bf16, allow_fp32_to_bf16
+                      (recorded only: the emulator computes in the model's dtypes).
+  --precision_mode_v2 fp16, origin, cube_fp16in_fp32out, mixed_float16, mixed_bfloat16
+                      (recorded only; not together with --precision_mode).
+  --mode              0 (default): build an .om. Other modes are not emulated.
+  --log               debug, info, warning, error, null (default).
+  --weight            Caffe weights; ignored with a warning for ONNX.
+  --help, --h         Print this help and exit.
+"""
+
+_REQUIRED_HINT = ("Another possible reason is that the values of some parameters are not "
+                  "enclosed by quotation marks (\"\").")
+
+_FLAGS = {"model", "framework", "output", "soc_version", "input_shape", "input_format",
+          "output_type", "dynamic_batch_size", "log", "precision_mode", "precision_mode_v2",
+          "mode", "weight"}
+#: real flags accepted with a warning: they tune code generation, which is not emulated
+_IGNORED = {"host_env_os", "host_env_cpu", "op_select_implmode", "optypelist_for_implmode",
+            "buffer_optimize", "enable_small_channel", "fusion_switch_file",
+            "display_model_info", "op_debug_level", "core_type", "virtual_type",
+            "modify_mixlist", "keep_dtype", "customize_dtypes", "status_check",
+            "disable_reuse_memory", "op_precision_mode", "auto_tune_mode", "sparsity",
+            "external_weight", "compression_optimize_conf", "allow_hf32", "oo_level"}
+#: real flags whose feature the emulator does not have
+_NOT_EMULATED = {"singleop", "out_nodes", "insert_op_conf", "input_fp16_nodes",
+                 "dynamic_image_size", "dynamic_dims", "om", "json", "input_shape_range",
+                 "is_input_adjust_hw_layout", "is_output_adjust_hw_layout", "dump_mode",
+                 "check_report", "input_hint_shape", "is_weight_clip", "enable_scope_fusion_passes"}
+
+_FORMATS = {"NCHW": ACL_FORMAT_NCHW, "ND": ACL_FORMAT_ND, "NCDHW": 30}
+_OUTPUT_TYPES = {"FP32": "float32", "FP16": "float16", "UINT8": "uint8", "INT8": "int8",
+                 "UINT16": "uint16", "INT16": "int16", "UINT32": "uint32", "INT32": "int32",
+                 "UINT64": "uint64", "INT64": "int64", "DOUBLE": "float64"}
+_LOG_LEVELS = ("debug", "info", "warning", "error", "null")
+_PRECISION = ("force_fp16", "force_fp32", "cube_fp16in_fp32out", "allow_fp32_to_fp16",
+              "must_keep_origin_dtype", "allow_mix_precision", "allow_mix_precision_fp16",
+              "allow_mix_precision_bf16", "allow_fp32_to_bf16")
+_PRECISION_V2 = ("fp16", "origin", "cube_fp16in_fp32out", "mixed_float16", "mixed_bfloat16",
+                 "cube_hif8", "mixed_hif8")
+
+
+class AtcError(Exception):
+    """A conversion failure; ``lines`` are printed after the "ATC run failed" line."""
+
+    def __init__(self, *lines: str) -> None:
+        super().__init__("\n".join(lines))
+        self.lines = list(lines)
+
+
+def _e10001(value: str, flag: str, reason: str) -> str:
+    return f"E10001: Value [{value}] for parameter [--{flag}] is invalid. Reason: {reason}"
+
+
+def _e10054(flag: str) -> str:
+    return f"E10054: The required parameter --{flag} for ATC is empty. {_REQUIRED_HINT}"
+
+
+# ------------------------------------------------------------------------- flags
+def parse_flags(argv: list[str]) -> tuple[dict[str, str], list[str]]:
+    """gflags-style parsing: ``--name=value``, ``--name value``, ``-name=value``.
+
+    Returns (flags, warnings); raises AtcError for unknown flags, positional arguments and
+    flags the emulator does not have. A repeated flag keeps its last value (as gflags).
+    """
+    flags: dict[str, str] = {}
+    warnings: list[str] = []
+    i = 0
+    while i < len(argv):
+        tok = argv[i]
+        i += 1
+        if not tok.startswith("-") or tok in ("-", "--"):
+            raise AtcError(f"ERROR: unexpected argument '{tok}': every ATC option is a "
+                           "--name=value flag")
+        body = tok.lstrip("-")
+        if "=" in body:
+            name, value = body.split("=", 1)
+        else:
+            name = body
+            if name in ("help", "h"):
+                value = "true"
+            elif i < len(argv) and not argv[i].startswith("--"):
+                value = argv[i]
+                i += 1
+            else:
+                value = ""
+        if name in ("help", "h"):
+            flags["help"] = value
+        elif name in _FLAGS:
+            flags[name] = value
+        elif name in _IGNORED:
+            warnings.append(f"[WARNING] --{name} tunes code generation on a real NPU; the "
+                            "emulator ignores it.")
+        elif name in _NOT_EMULATED:
+            raise AtcError(f"ERROR: --{name} is a real ATC option, but acl_lab's ATC does not "
+                           "emulate it (only ONNX to .om conversion with --mode=0).")
+        else:
+            raise AtcError(f"ERROR: unknown command line flag '{name}'")
+    return flags, warnings
+
+
+def _parse_input_shape(text: str) -> dict[str, list[int]]:
+    shapes: dict[str, list[int]] = {}
+    for part in text.split(";"):
+        part = part.strip()
+        if not part:
+            continue
+        if ":" not in part:
+            raise AtcError(_e10001(text, "input_shape", f"'{part}' has no ':'; the format is "
+                                   "\"name:d0,d1,...;name2:...\""))
+        name, dims_text = part.rsplit(":", 1)
+        dims: list[int] = []
+        for d in (x.strip() for x in dims_text.split(",") if x.strip()):
+            if "~" in d:
+                raise AtcError(_e10001(text, "input_shape", f"the range '{d}' (dynamic shape "
+                                       "ranges) is not emulated; use -1 in dim 0 with "
+                                       "--dynamic_batch_size"))
+            try:
+                v = int(d)
+            except ValueError:
+                raise AtcError(_e10001(text, "input_shape", f"'{d}' is not an integer")
+                               ) from None
+            if v < -1 or v == 0:
+                raise AtcError(_e10001(text, "input_shape", f"dimension {v} of '{name}' must "
+                                       "be positive (or -1 for the dynamic batch)"))
+            dims.append(v)
+        if name in shapes:
+            raise AtcError(_e10001(text, "input_shape", f"input '{name}' is given twice"))
+        shapes[name] = dims
+    return shapes
+
+
+def _parse_batches(text: str) -> list[int]:
+    out: list[int] = []
+    for d in (x.strip() for x in text.split(",") if x.strip()):
+        try:
+            v = int(d)
+        except ValueError:
+            raise AtcError(_e10001(text, "dynamic_batch_size", f"'{d}' is not an integer")
+                           ) from None
+        if v <= 0:
+            raise AtcError(_e10001(text, "dynamic_batch_size", "batch sizes must be positive"))
+        if v in out:
+            raise AtcError(_e10001(text, "dynamic_batch_size", f"batch size {v} is repeated"))
+        out.append(v)
+    if not out or len(out) > 100:
+        raise AtcError(_e10001(text, "dynamic_batch_size", "give 1 to 100 batch sizes, "
+                               "e.g. \"1,2,4,8\""))
+    return out
+
+
+# ------------------------------------------------------------------------- conversion
+#: ONNX op type -> converter method name (domain "" unless noted in the method)
+SUPPORTED_OPS: tuple[str, ...] = (
+    "Add", "Sub", "Mul", "Div", "MatMul", "Gemm", "Relu", "Sigmoid", "Tanh", "Gelu",
+    "Softmax", "LayerNormalization", "BatchNormalization", "Conv", "MaxPool", "AveragePool",
+    "GlobalAveragePool", "Flatten", "Reshape", "Squeeze", "Unsqueeze", "Transpose", "Concat",
+    "ReduceSum", "ReduceMean", "Cast", "Identity", "Dropout", "Constant")
+
+
+class _Converter:
+    """Maps one ONNX graph onto OpDef nodes, tracking inferred specs as it goes."""
+
+    def __init__(self, model: onnx.ModelProto, name: str, soc: str,
+                 input_shape: dict[str, list[int]] | None, input_format: str | None,
+                 output_type: str | None, batches: list[int], log: str) -> None:
+        self.onnx = model
+        self.graph = model.graph
+        self.opset = next((o.version for o in model.opset_import if o.domain in ("",
+                                                                                "ai.onnx")), 1)
+        self.g = GraphBuilder(name, soc)
+        self.g.dynamic_batch = list(batches)
+        self.batch = max(batches) if batches else None
+        self.input_shape = input_shape
+        self.input_format = input_format
+        self.output_type = output_type
+        self.log = log
+        self.specs: dict[str, TensorSpec] = {}
+        self.t: dict[str, str] = {}  # ONNX tensor name -> our tensor name
+        self.consts: dict[str, np.ndarray] = {}
+        self.producer: dict[str, Node] = {}
+        self.weight_source: dict[str, str] = {}  # our weight -> ONNX constant it came from
+        self.consumers: dict[str, int] = {}
+        self.graph_outputs = [o.name for o in self.graph.output]
+        self.messages: list[str] = []
+
+    # ---- helpers
+    def debug(self, msg: str) -> None:
+        if self.log in ("debug", "info"):
+            self.messages.append(f"[INFO] {msg}")
+
+    def const(self, name: str) -> np.ndarray | None:
+        """The value of an ONNX tensor that is an initializer or a Constant output."""
+        return self.consts.get(name) if name else None
+
+    def inp(self, name: str, node: Any) -> str:
+        """Our tensor for ONNX tensor ``name`` (constants become weights on first use)."""
+        if name in self.t:
+            return self.t[name]
+        if name in self.consts:
+            our = self.weight(name, self.consts[name])
+            self.t[name] = our
+            self.weight_source[our] = name
+            return our
+        raise AtcError(f"ERROR: node '{node.name}' ({node.op_type}) uses tensor '{name}', which "
+                       "no earlier node produces (the graph is not topologically sorted or the "
+                       "tensor comes from a subgraph)")
+
+    def weight(self, base: str, array: np.ndarray) -> str:
+        a = np.asarray(array)
+        if a.dtype.name not in NUMPY_TO_ACL:
+            raise AtcError(f"ERROR: constant '{base}' has data type {a.dtype}, which the "
+                           "emulator does not support")
+        our = self.g.add_weight(base, a)
+        self.specs[our] = TensorSpec(a.dtype.name, tuple(int(s) for s in a.shape))
+        return our
+
+    def spec(self, our: str) -> TensorSpec:
+        return self.specs[our]
+
+    def emit(self, node: Any, op: str, inputs: list[str], attrs: dict[str, Any],
+             outputs: list[str | None], suffix: str = "") -> list[str]:
+        """Add one of our nodes for ONNX ``node``; ``outputs`` are ONNX names (None for an
+        internal tensor). Infers the output specs and maps the ONNX names."""
+        opdef = get_op(op)
+        base = (node.name or node.op_type) + suffix
+        names = [f"{base}#{k}" if o is None else o for k, o in enumerate(outputs)]
+        in_specs = [self.specs[t] for t in inputs]
+        consts = {i: self.g.weights[inputs[i]] for i in opdef.const_inputs
+                  if i < len(inputs) and inputs[i] in self.g.weights}
+        try:
+            out_specs = opdef.infer(in_specs, {**opdef.defaults, **attrs, "__consts__": consts})
+        except OpError as e:
+            shapes = ", ".join(f"{s.dtype}{list(s.shape)}" for s in in_specs)
+            raise AtcError(f"ERROR: ONNX node '{node.name}' ({node.op_type}), converted to "
+                           f"{op}, rejects its inputs ({shapes}): {e.message}") from None
+        outs = self.g.add_node(op, inputs, attrs, name=base, outputs=names)
+        gnode = self.g.nodes[-1]
+        for our, s, o in zip(outs, out_specs, outputs, strict=True):
+            self.specs[our] = s
+            self.producer[our] = gnode
+            if o is not None:
+                self.t[o] = our
+        self.debug(f"{node.op_type} '{node.name}' -> {op}: "
+                   + ", ".join(f"{self.specs[o].dtype}{list(self.specs[o].shape)}"
+                               for o in outs))
+        return outs
+
+    def int64(self, node: Any, what: str, values: list[int]) -> str:
+        return self.weight(f"{node.name or node.op_type}#{what}", np.asarray(values, np.int64))
+
+    def keep_batch(self, in_shape: tuple[int, ...], target: list[int]) -> list[int]:
+        """For a dynamic-batch model, keep dim 0 as -1 when it carries the batch."""
+        if (self.batch is not None and in_shape and target and in_shape[0] == self.batch
+                and target[0] == self.batch):
+            return [-1, *target[1:]]
+        return target
+
+    # ---- inputs and outputs
+    def add_inputs(self) -> None:
+        from onnx import helper
+
+        init_names = {i.name for i in self.graph.initializer}
+        graph_inputs = [i for i in self.graph.input if i.name not in init_names]
+        valid = [i.name for i in graph_inputs]
+        if self.input_shape:
+            for name in self.input_shape:
+                if name not in valid:
+                    raise AtcError(_e10001(name, "input_shape", f"the model has no input "
+                                           f"'{name}'; its inputs are: {', '.join(valid)}"))
+        for vi in graph_inputs:
+            tt = vi.type.tensor_type
+            if not vi.type.HasField("tensor_type"):
+                raise AtcError(f"ERROR: input '{vi.name}' is not a tensor")
+            try:
+                dtype = np.dtype(helper.tensor_dtype_to_np_dtype(tt.elem_type)).name
+            except Exception:
+                dtype = f"ONNX type {tt.elem_type}"
+            if dtype not in NUMPY_TO_ACL:
+                raise AtcError(f"ERROR: input '{vi.name}' has data type {dtype}, which the "
+                               "emulator does not support")
+            model_dims: list[int | str] = []
+            if tt.HasField("shape"):
+                for d in tt.shape.dim:
+                    model_dims.append(d.dim_value if d.HasField("dim_value") else
+                                      (d.dim_param or "?"))
+            if self.input_shape and vi.name in self.input_shape:
+                dims = self.input_shape[vi.name]
+                if tt.HasField("shape") and len(dims) != len(model_dims):
+                    raise AtcError(_e10001(f"{vi.name}:{','.join(map(str, dims))}",
+                                           "input_shape", f"input '{vi.name}' has "
+                                           f"{len(model_dims)} dimensions {model_dims} in the "
+                                           f"model, {len(dims)} were given"))
+            else:
+                if not tt.HasField("shape") or not all(isinstance(d, int) and d > 0
+                                                       for d in model_dims):
+                    raise AtcError(f"ERROR: input '{vi.name}' has the dynamic shape "
+                                   f"{model_dims} in the model; fix it with --input_shape="
+                                   f"\"{vi.name}:...\"")
+                dims = [int(d) for d in model_dims]
+            if -1 in dims:
+                if dims.index(-1) != 0 or -1 in dims[1:]:
+                    raise AtcError(_e10001(",".join(map(str, dims)), "input_shape",
+                                           f"only dim 0 (the batch) of '{vi.name}' may be -1; "
+                                           "dynamic image sizes and dims are not emulated"))
+                if self.batch is None:
+                    raise AtcError(_e10001(",".join(map(str, dims)), "input_shape",
+                                   f"input '{vi.name}' has -1 but --dynamic_batch_size is not "
+                                   "set (fully dynamic shapes are not emulated)"))
+            if self.input_format is not None:
+                fmt = _FORMATS[self.input_format]
+            else:
+                fmt = ACL_FORMAT_NCHW if len(dims) == 4 else ACL_FORMAT_ND
+            our = self.g.add_input(vi.name, dtype, tuple(dims), fmt)
+            self.t[vi.name] = our
+            rep = self.batch or 0
+            self.specs[our] = TensorSpec(dtype, tuple(rep if d == -1 else d for d in dims), fmt)
+        if self.batch is not None and not any(-1 in d.shape for d in self.g.inputs):
+            raise AtcError(_e10001(",".join(map(str, self.g.dynamic_batch)),
+                                   "dynamic_batch_size", "no input has -1 in dim 0; set it "
+                                   "with --input_shape, e.g. \"x:-1,3,224,224\""))
+
+    def add_outputs(self) -> None:
+        """Declare the graph outputs (adding a Cast for --output_type) under their ONNX
+        names."""
+        named: set[str] = set()
+        for name in self.graph_outputs:
+            if name not in self.t:
+                raise AtcError(f"ERROR: graph output '{name}' is not produced by any node")
+            our = self.t[name]
+            if self.output_type is not None:
+                dst = _OUTPUT_TYPES[self.output_type]
+                if self.specs[our].dtype != dst:
+                    if our == name and our in self.producer:
+                        our = self._rename(our, f"{name}#pre_cast")
+                    our = self.emit(_FakeNode(f"{name}#cast", "Cast"), "Cast", [our],
+                                    {"dst_type": NUMPY_TO_ACL[dst]}, [None])[0]
+            if our != name and our in self.producer and our not in named:
+                our = self._rename(our, name)
+            named.add(our)
+            spec = self.specs[our]
+            shape = list(spec.shape)
+            if self.batch is not None and shape and shape[0] == self.batch:
+                shape[0] = -1
+            self.g.add_output(our, spec.dtype, shape)
+
+    def _rename(self, old: str, new: str) -> str:
+        """Rename one of our node-produced tensors (and everything that refers to it)."""
+        new = self.g.rename_tensor(old, new)
+        self.specs[new] = self.specs.pop(old)
+        self.producer[new] = self.producer.pop(old)
+        for k, v in list(self.t.items()):
+            if v == old:
+                self.t[k] = new
+        return new
+
+    # ---- the graph
+    def run(self) -> OmModel:
+        from onnx import numpy_helper
+
+        for init in self.graph.initializer:
+            try:
+                self.consts[init.name] = numpy_helper.to_array(init)
+            except Exception as e:
+                raise AtcError(f"ERROR: initializer '{init.name}' cannot be read: {e}"
+                               ) from None
+        for n in self.graph.node:
+            for t in n.input:
+                self.consumers[t] = self.consumers.get(t, 0) + 1
+        for o in self.graph_outputs:
+            self.consumers[o] = self.consumers.get(o, 0) + 1
+        self.add_inputs()
+        for i, node in enumerate(self.graph.node):
+            if not node.name:
+                node.name = f"{node.op_type}_{i}"
+            fn = self._handler(node)
+            fn(node, list(node.input), _attrs(node))
+        self.add_outputs()
+        self.g.meta = {"producer": "acl_lab.atc", "framework": 5, "opset": self.opset}
+        try:
+            return self.g.build()
+        except ModelFileError as e:
+            raise AtcError(f"ERROR: the converted graph is inconsistent: {e.message}"
+                           ) from None
+
+    def _handler(self, node: Any) -> Callable[[Any, list[str], dict[str, Any]], None]:
+        domain = node.domain or ""
+        if node.op_type == "Gelu" and domain in ("", "ai.onnx", "com.microsoft"):
+            return self.op_gelu
+        if domain in ("", "ai.onnx") and node.op_type in SUPPORTED_OPS:
+            fn: Callable[[Any, list[str], dict[str, Any]], None] = getattr(
+                self, f"op_{node.op_type.lower()}")
+            return fn
+        where = f" (domain '{domain}')" if domain not in ("", "ai.onnx") else ""
+        raise AtcError(f"ERROR: ONNX op type '{node.op_type}'{where} of node '{node.name}' is "
+                       "not supported by acl_lab's emulated ATC. Supported op types: "
+                       f"{', '.join(SUPPORTED_OPS)}.")
+
+    def _no_extra_outputs(self, node: Any, keep: int) -> None:
+        for o in list(node.output)[keep:]:
+            if o and self.consumers.get(o, 0):
+                raise AtcError(f"ERROR: output '{o}' of node '{node.name}' ({node.op_type}) is "
+                               "used, but the emulator only produces the first "
+                               f"{keep} output(s) of {node.op_type}")
+
+    # ---- op handlers
+    def _unary(self, op: str) -> Callable[[Any, list[str], dict[str, Any]], None]:
+        def fn(node: Any, ins: list[str], attrs: dict[str, Any]) -> None:
+            self.emit(node, op, [self.inp(ins[0], node)], {}, [node.output[0]])
+        return fn
+
+    def op_relu(self, node: Any, ins: list[str], attrs: dict[str, Any]) -> None:
+        self._unary("Relu")(node, ins, attrs)
+
+    def op_sigmoid(self, node: Any, ins: list[str], attrs: dict[str, Any]) -> None:
+        self._unary("Sigmoid")(node, ins, attrs)
+
+    def op_tanh(self, node: Any, ins: list[str], attrs: dict[str, Any]) -> None:
+        self._unary("Tanh")(node, ins, attrs)
+
+    def op_gelu(self, node: Any, ins: list[str], attrs: dict[str, Any]) -> None:
+        if attrs.get("approximate", "none") != "tanh":
+            self.messages.append(f"[WARNING] Gelu node '{node.name}' asks for the exact (erf) "
+                                 "form; CANN's Gelu, and the emulator's, is the tanh "
+                                 "approximation: results differ by up to ~1e-3.")
+        self.emit(node, "Gelu", [self.inp(ins[0], node)], {}, [node.output[0]])
+
+    def _binary(self, node: Any, ins: list[str], op: str) -> None:
+        self.emit(node, op, [self.inp(ins[0], node), self.inp(ins[1], node)], {},
+                  [node.output[0]])
+
+    def op_add(self, node: Any, ins: list[str], attrs: dict[str, Any]) -> None:
+        self._binary(node, ins, "Add")
+
+    def op_sub(self, node: Any, ins: list[str], attrs: dict[str, Any]) -> None:
+        self._binary(node, ins, "Sub")
+
+    def op_mul(self, node: Any, ins: list[str], attrs: dict[str, Any]) -> None:
+        self._binary(node, ins, "Mul")
+
+    def op_div(self, node: Any, ins: list[str], attrs: dict[str, Any]) -> None:
+        self._binary(node, ins, "Div")
+
+    def op_identity(self, node: Any, ins: list[str], attrs: dict[str, Any]) -> None:
+        self.t[node.output[0]] = self.inp(ins[0], node)
+
+    def op_dropout(self, node: Any, ins: list[str], attrs: dict[str, Any]) -> None:
+        self._no_extra_outputs(node, 1)
+        self.op_identity(node, ins, attrs)
+
+    def op_constant(self, node: Any, ins: list[str], attrs: dict[str, Any]) -> None:
+        for key in ("value", "value_float", "value_floats", "value_int", "value_ints"):
+            if key in attrs:
+                v = attrs[key]
+                arr = np.asarray(v, dtype=np.float32 if "float" in key else
+                                 np.int64 if "int" in key else None)
+                self.consts[node.output[0]] = arr
+                return
+        raise AtcError(f"ERROR: Constant node '{node.name}' has no supported value attribute "
+                       "(value, value_float(s), value_int(s))")
+
+    def op_matmul(self, node: Any, ins: list[str], attrs: dict[str, Any]) -> None:
+        a, b = self.inp(ins[0], node), self.inp(ins[1], node)
+        if len(self.spec(a).shape) == 2 and len(self.spec(b).shape) == 2:
+            self.emit(node, "MatMul", [a, b], {"transpose_x1": False, "transpose_x2": False},
+                      [node.output[0]])
+        else:
+            self.emit(node, "BatchMatMul", [a, b], {"adj_x1": False, "adj_x2": False},
+                      [node.output[0]])
+
+    def op_gemm(self, node: Any, ins: list[str], attrs: dict[str, Any]) -> None:
+        alpha = float(attrs.get("alpha", 1.0))
+        beta = float(attrs.get("beta", 1.0))
+        ta, tb = bool(attrs.get("transA", 0)), bool(attrs.get("transB", 0))
+        a = self.inp(ins[0], node)
+        bval = self.const(ins[1])
+        if alpha != 1.0 and bval is not None:
+            b = self.weight(f"{node.name}#B", (bval * alpha).astype(bval.dtype))
+            alpha = 1.0
+        else:
+            b = self.inp(ins[1], node)
+        mm_attrs = {"transpose_x1": ta, "transpose_x2": tb}
+        n_out = self.spec(b).shape[0 if tb else 1] if len(self.spec(b).shape) == 2 else -1
+        cname = ins[2] if len(ins) > 2 and ins[2] else ""
+        cval = self.const(cname)
+        bias: str | None = None
+        if cname and cval is not None and cval.size == n_out and alpha == 1.0 and (
+                cval.ndim == 1 or (cval.ndim == 2 and cval.shape[0] == 1)):
+            bias = self.weight(f"{node.name}#bias",
+                               (cval.reshape(-1) * beta).astype(cval.dtype))
+        final = alpha == 1.0 and (not cname or bias is not None)
+        y = self.emit(node, "MatMul", [a, b] + ([bias] if bias else []), mm_attrs,
+                      [node.output[0] if final else None])[0]
+        if alpha != 1.0:
+            s = self.weight(f"{node.name}#alpha", np.asarray(alpha, self.spec(y).dtype))
+            last = not cname
+            y = self.emit(node, "Mul", [y, s], {}, [node.output[0] if last else None],
+                          "#alpha")[0]
+        if cname and bias is None:
+            if cval is not None:
+                c = self.weight(f"{node.name}#C", (cval * beta).astype(cval.dtype))
+            else:
+                c = self.inp(cname, node)
+                if beta != 1.0:
+                    s = self.weight(f"{node.name}#beta", np.asarray(beta, self.spec(c).dtype))
+                    c = self.emit(node, "Mul", [c, s], {}, [None], "#beta")[0]
+            self.emit(node, "Add", [y, c], {}, [node.output[0]], "#C")
+
+    def op_softmax(self, node: Any, ins: list[str], attrs: dict[str, Any]) -> None:
+        x = self.inp(ins[0], node)
+        rank = len(self.spec(x).shape)
+        if self.opset < 13:
+            axis = int(attrs.get("axis", 1)) % rank
+            axes = list(range(axis, rank))  # "flatten to 2-D from axis" semantics
+        else:
+            axes = [int(attrs.get("axis", -1))]
+        self.emit(node, "SoftmaxV2", [x], {"axes": axes}, [node.output[0]])
+
+    def op_layernormalization(self, node: Any, ins: list[str], attrs: dict[str, Any]) -> None:
+        self._no_extra_outputs(node, 1)
+        x = self.inp(ins[0], node)
+        rank = len(self.spec(x).shape)
+        axis = int(attrs.get("axis", -1)) % rank
+        xs = self.spec(x)
+        norm_shape = tuple(xs.shape[axis:])
+
+        def param(i: int, what: str) -> str:
+            """Scale/bias as a [x.shape[axis:]] tensor (constants are broadcast)."""
+            if i >= len(ins) or not ins[i]:
+                return self.weight(f"{node.name}#{what}", np.zeros(norm_shape, xs.dtype))
+            v = self.const(ins[i])
+            if v is not None and v.shape != norm_shape:
+                try:
+                    b = np.broadcast_to(v, norm_shape).astype(v.dtype)
+                except ValueError:
+                    raise AtcError(f"ERROR: LayerNormalization '{node.name}': {what} shape "
+                                   f"{list(v.shape)} does not broadcast to "
+                                   f"{list(norm_shape)}") from None
+                return self.weight(f"{node.name}#{what}", b)
+            return self.inp(ins[i], node)
+
+        scale, bias = param(1, "Scale"), param(2, "B")
+        la = {"begin_norm_axis": axis, "begin_params_axis": axis,
+              "epsilon": float(attrs.get("epsilon", 1e-5))}
+        self.emit(node, "LayerNorm", [x, scale, bias], la, [node.output[0], None, None])
+
+    def op_batchnormalization(self, node: Any, ins: list[str], attrs: dict[str, Any]) -> None:
+        if int(attrs.get("training_mode", 0)):
+            raise AtcError(f"ERROR: BatchNormalization '{node.name}' is in training mode; "
+                           "only inference graphs are converted")
+        self._no_extra_outputs(node, 1)
+        vals = [self.const(n) for n in ins[1:5]]
+        if len(ins) < 5 or any(v is None for v in vals):
+            raise AtcError(f"ERROR: BatchNormalization '{node.name}' needs constant scale, B, "
+                           "mean and var")
+        gamma, beta, mean, var = (np.asarray(v, np.float64) for v in vals)
+        eps = float(attrs.get("epsilon", 1e-5))
+        inv = gamma / np.sqrt(var + eps)
+        shift = beta - mean * inv
+        xo = ins[0]
+        x = self.inp(xo, node)
+        conv = self.producer.get(x)
+        if (conv is not None and conv.op == "Conv2D" and self.consumers.get(xo, 0) == 1
+                and xo not in self.graph_outputs and self._sole_use(conv.inputs[1])
+                and (len(conv.inputs) < 3 or self._sole_use(conv.inputs[2]))):
+            # fold into the convolution, as ATC's fusion passes do
+            w = self.g.weights[conv.inputs[1]]
+            wd = w.dtype
+            nw = (w.astype(np.float64) * inv.reshape(-1, 1, 1, 1)).astype(wd)
+            b_old = (self.g.weights[conv.inputs[2]].astype(np.float64) if len(conv.inputs) > 2
+                     else np.zeros(w.shape[0]))
+            nb = (b_old * inv + shift).astype(wd)
+            nw.flags.writeable = False
+            nb.flags.writeable = False
+            self.g.weights[conv.inputs[1]] = nw
+            if len(conv.inputs) > 2:
+                self.g.weights[conv.inputs[2]] = nb
+            else:
+                conv.inputs.append(self.weight(f"{conv.name}#bias", nb))
+            self.t[node.output[0]] = x
+            return
+        spec = self.spec(x)
+        shape = (-1,) + (1,) * (len(spec.shape) - 2)
+        sc = self.weight(f"{node.name}#scale", inv.reshape(shape).astype(spec.dtype))
+        sh = self.weight(f"{node.name}#shift", shift.reshape(shape).astype(spec.dtype))
+        y = self.emit(node, "Mul", [x, sc], {}, [None], "#mul")[0]
+        self.emit(node, "Add", [y, sh], {}, [node.output[0]], "#add")
+
+    def _sole_use(self, our: str) -> bool:
+        """True when weight ``our`` comes from an ONNX constant used by one node only (so
+        folding a batch norm into it changes nothing else)."""
+        src = self.weight_source.get(our)
+        return src is not None and self.consumers.get(src, 0) == 1
+
+    def _conv_pads(self, node: Any, attrs: dict[str, Any], in_hw: tuple[int, int],
+                   k: tuple[int, int], s: tuple[int, int],
+                   d: tuple[int, int]) -> list[int]:
+        """ONNX padding -> [top, bottom, left, right]."""
+        auto = attrs.get("auto_pad", "NOTSET")
+        if auto in ("SAME_UPPER", "SAME_LOWER"):
+            out = []
+            for i in range(2):
+                o = -(-in_hw[i] // s[i])
+                total = max((o - 1) * s[i] + (k[i] - 1) * d[i] + 1 - in_hw[i], 0)
+                small, big = total // 2, total - total // 2
+                out += [small, big] if auto == "SAME_UPPER" else [big, small]
+            return out
+        if auto == "VALID":
+            return [0, 0, 0, 0]
+        if auto not in ("NOTSET", ""):
+            raise AtcError(f"ERROR: node '{node.name}' has unknown auto_pad '{auto}'")
+        pads = [int(p) for p in attrs.get("pads", [0, 0, 0, 0])]
+        if len(pads) != 4:
+            raise AtcError(f"ERROR: node '{node.name}' has pads {pads}; 2-D ops need 4 values")
+        # ONNX [x1_begin, x2_begin, x1_end, x2_end] = [top, left, bottom, right]
+        return [pads[0], pads[2], pads[1], pads[3]]
+
+    def op_conv(self, node: Any, ins: list[str], attrs: dict[str, Any]) -> None:
+        x = self.inp(ins[0], node)
+        w = self.inp(ins[1], node)
+        xs, ws = self.spec(x).shape, self.spec(w).shape
+        if len(xs) != 4 or len(ws) != 4:
+            raise AtcError(f"ERROR: Conv '{node.name}' is {len(xs) - 2}-D; the emulator "
+                           "converts only 2-D convolutions (NCHW input, OIHW weight)")
+        k = (int(ws[2]), int(ws[3]))
+        ks = attrs.get("kernel_shape")
+        if ks is not None and tuple(int(v) for v in ks) != k:
+            raise AtcError(f"ERROR: Conv '{node.name}' has kernel_shape {list(ks)} but its "
+                           f"weight is {list(ws)}")
+        st = tuple(int(v) for v in attrs.get("strides", [1, 1]))
+        dl = tuple(int(v) for v in attrs.get("dilations", [1, 1]))
+        pads = self._conv_pads(node, attrs, (int(xs[2]), int(xs[3])), k,
+                               (st[0], st[1]), (dl[0], dl[1]))
+        inputs = [x, w]
+        if len(ins) > 2 and ins[2]:
+            inputs.append(self.inp(ins[2], node))
+        cattrs = {"strides": [1, 1, st[0], st[1]], "pads": pads,
+                  "dilations": [1, 1, dl[0], dl[1]], "groups": int(attrs.get("group", 1)),
+                  "data_format": "NCHW"}
+        self.emit(node, "Conv2D", inputs, cattrs, [node.output[0]])
+
+    def _pool(self, node: Any, ins: list[str], attrs: dict[str, Any], op: str) -> None:
+        self._no_extra_outputs(node, 1)
+        x = self.inp(ins[0], node)
+        spec = self.spec(x)
+        if len(spec.shape) != 4:
+            raise AtcError(f"ERROR: {node.op_type} '{node.name}' has a {len(spec.shape)}-D "
+                           "input; the emulator converts only 2-D pooling on NCHW")
+        k = tuple(int(v) for v in attrs["kernel_shape"])
+        s = tuple(int(v) for v in attrs.get("strides", [1, 1]))
+        if any(int(v) != 1 for v in attrs.get("dilations", [1, 1])):
+            raise AtcError(f"ERROR: {node.op_type} '{node.name}' uses dilations; dilated "
+                           "pooling is not emulated")
+        hw = (int(spec.shape[2]), int(spec.shape[3]))
+        pads = self._conv_pads(node, attrs, hw, (k[0], k[1]), (s[0], s[1]), (1, 1))
+        t, b, left, r = pads
+        floor_out = [(hw[0] + t + b - k[0]) // s[0] + 1, (hw[1] + left + r - k[1]) // s[1] + 1]
+        if int(attrs.get("ceil_mode", 0)):
+            ceil_out = [-(-(hw[0] + t + b - k[0]) // s[0]) + 1,
+                        -(-(hw[1] + left + r - k[1]) // s[1]) + 1]
+            if ceil_out != floor_out:
+                raise AtcError(f"ERROR: {node.op_type} '{node.name}' uses ceil_mode=1, which "
+                               f"changes its output size here ({floor_out} -> {ceil_out}); "
+                               "only pooling whose ceil and floor sizes agree is emulated")
+        same = []
+        for i, (lo, hi) in enumerate(((t, b), (left, r))):
+            total = max((-(-hw[i] // s[i]) - 1) * s[i] + k[i] - hw[i], 0)
+            same.append((lo, hi) == (total // 2, total - total // 2))
+        include_pad = op == "AvgPool" and int(attrs.get("count_include_pad", 0))
+        pattrs = {"ksize": [1, 1, k[0], k[1]], "strides": [1, 1, s[0], s[1]],
+                  "data_format": "NCHW"}
+        if pads == [0, 0, 0, 0]:
+            padding = "VALID"
+        elif all(same) and not include_pad:
+            padding = "SAME"
+        elif op == "MaxPool" or include_pad:
+            # explicit padding: concatenate constant borders (-inf for max, 0 for a
+            # count_include_pad average), then pool VALID; exact, static shapes only
+            if self.batch is not None:
+                raise AtcError(f"ERROR: {node.op_type} '{node.name}' has explicit pads "
+                               f"{[t, b, left, r]} (top, bottom, left, right); the emulator "
+                               "pads them with Concat, which needs a static batch")
+            dt = np.dtype(spec.dtype)
+            fill = (-np.inf if dt.kind == "f" else np.iinfo(dt).min) if op == "MaxPool" else 0
+            x = self._pad_concat(node, x, t, b, 2, fill)
+            x = self._pad_concat(node, x, left, r, 3, fill)
+            padding = "VALID"
+        else:
+            raise AtcError(f"ERROR: AveragePool '{node.name}' has pads {[t, b, left, r]} (top, "
+                           "bottom, left, right) with count_include_pad=0; the emulator maps "
+                           "pooling pads only to VALID (all 0) or SAME (TensorFlow-style: "
+                           "total = max((ceil(in/stride)-1)*stride + kernel - in, 0), the odd "
+                           "pixel at the end)")
+        pattrs["padding"] = padding
+        self.emit(node, op, [x], pattrs, [node.output[0]])
+
+    def _pad_concat(self, node: Any, x: str, lo: int, hi: int, axis: int, fill: float) -> str:
+        if lo == 0 and hi == 0:
+            return x
+        spec = self.spec(x)
+        parts = []
+        for n, tag in ((lo, "lo"), (hi, "hi")):
+            if n:
+                shape = list(spec.shape)
+                shape[axis] = n
+                parts.append((tag, self.weight(f"{node.name}#pad{axis}{tag}",
+                                               np.full(shape, fill, dtype=spec.dtype))))
+        ins = [p for tag, p in parts if tag == "lo"] + [x] + [p for tag, p in parts
+                                                          if tag == "hi"]
+        return self.emit(node, "Concat", ins, {"concat_dim": axis, "N": len(ins)}, [None],
+                         f"#pad{axis}")[0]
+
+    def op_maxpool(self, node: Any, ins: list[str], attrs: dict[str, Any]) -> None:
+        self._pool(node, ins, attrs, "MaxPool")
+
+    def op_averagepool(self, node: Any, ins: list[str], attrs: dict[str, Any]) -> None:
+        self._pool(node, ins, attrs, "AvgPool")
+
+    def op_globalaveragepool(self, node: Any, ins: list[str], attrs: dict[str, Any]) -> None:
+        self.emit(node, "GlobalAveragePool", [self.inp(ins[0], node)], {}, [node.output[0]])
+
+    def op_flatten(self, node: Any, ins: list[str], attrs: dict[str, Any]) -> None:
+        x = self.inp(ins[0], node)
+        axis = int(attrs.get("axis", 1))
+        self.emit(node, "Flatten", [x], {"axis": axis}, [node.output[0]])
+
+    def _reshape(self, node: Any, x: str, target: list[int]) -> None:
+        shape = self.keep_batch(self.spec(x).shape, target)
+        self.emit(node, "Reshape", [x, self.int64(node, "shape", shape)], {},
+                  [node.output[0]])
+
+    def op_reshape(self, node: Any, ins: list[str], attrs: dict[str, Any]) -> None:
+        x = self.inp(ins[0], node)
+        sv = self.const(ins[1])
+        if sv is None:
+            raise AtcError(f"ERROR: Reshape '{node.name}' takes its shape from a computed "
+                           f"tensor '{ins[1]}'; the emulator needs a constant shape "
+                           "(an initializer or Constant)")
+        in_shape = self.spec(x).shape
+        target = [int(v) for v in sv.reshape(-1)]
+        if not int(attrs.get("allowzero", 0)):
+            target = [in_shape[i] if v == 0 and i < len(in_shape) else v
+                      for i, v in enumerate(target)]
+        size = int(np.prod(in_shape, dtype=np.int64))
+        if target.count(-1) == 1:
+            known = int(np.prod([v for v in target if v != -1], dtype=np.int64))
+            if known == 0 or size % known:
+                raise AtcError(f"ERROR: Reshape '{node.name}' cannot reshape {list(in_shape)} "
+                               f"to {[int(v) for v in sv.reshape(-1)]}")
+            target[target.index(-1)] = size // known
+        if target.count(-1) > 1 or int(np.prod(target, dtype=np.int64)) != size:
+            raise AtcError(f"ERROR: Reshape '{node.name}' cannot reshape {list(in_shape)} to "
+                           f"{[int(v) for v in sv.reshape(-1)]}")
+        self._reshape(node, x, target)
+
+    def _axes(self, node: Any, ins: list[str], attrs: dict[str, Any]) -> list[int] | None:
+        if len(ins) > 1 and ins[1]:
+            v = self.const(ins[1])
+            if v is None:
+                raise AtcError(f"ERROR: {node.op_type} '{node.name}' takes its axes from a "
+                               "computed tensor; the emulator needs constant axes")
+            return [int(a) for a in v.reshape(-1)]
+        if "axes" in attrs:
+            return [int(a) for a in attrs["axes"]]
+        return None
+
+    def op_squeeze(self, node: Any, ins: list[str], attrs: dict[str, Any]) -> None:
+        x = self.inp(ins[0], node)
+        shape = list(self.spec(x).shape)
+        axes = self._axes(node, ins, attrs)
+        rank = len(shape)
+        drop = {a % rank for a in axes} if axes else {i for i, d in enumerate(shape) if d == 1}
+        if any(shape[a] != 1 for a in drop):
+            raise AtcError(f"ERROR: Squeeze '{node.name}' squeezes a dimension that is not 1 "
+                           f"(shape {shape}, axes {sorted(drop)})")
+        self._reshape(node, x, [d for i, d in enumerate(shape) if i not in drop])
+
+    def op_unsqueeze(self, node: Any, ins: list[str], attrs: dict[str, Any]) -> None:
+        x = self.inp(ins[0], node)
+        shape = list(self.spec(x).shape)
+        axes = self._axes(node, ins, attrs) or []
+        rank = len(shape) + len(axes)
+        out = list(shape)
+        for a in sorted(a % rank for a in axes):
+            out.insert(a, 1)
+        self._reshape(node, x, out)
+
+    def op_transpose(self, node: Any, ins: list[str], attrs: dict[str, Any]) -> None:
+        x = self.inp(ins[0], node)
+        rank = len(self.spec(x).shape)
+        perm = [int(p) for p in attrs.get("perm", list(range(rank))[::-1])]
+        self.emit(node, "Transpose", [x, self.int64(node, "perm", perm)], {},
+                  [node.output[0]])
+
+    def op_concat(self, node: Any, ins: list[str], attrs: dict[str, Any]) -> None:
+        xs = [self.inp(n, node) for n in ins if n]
+        axis = int(attrs["axis"])
+        self.emit(node, "Concat", xs, {"concat_dim": axis, "N": len(xs)}, [node.output[0]])
+
+    def _reduce(self, node: Any, ins: list[str], attrs: dict[str, Any], op: str) -> None:
+        x = self.inp(ins[0], node)
+        axes = self._axes(node, ins, attrs)
+        if not axes:
+            if int(attrs.get("noop_with_empty_axes", 0)):
+                self.t[node.output[0]] = x
+                return
+            axes = list(range(len(self.spec(x).shape)))
+        self.emit(node, op, [x, self.int64(node, "axes", axes)],
+                  {"keep_dims": bool(int(attrs.get("keepdims", 1)))}, [node.output[0]])
+
+    def op_reducesum(self, node: Any, ins: list[str], attrs: dict[str, Any]) -> None:
+        self._reduce(node, ins, attrs, "ReduceSum")
+
+    def op_reducemean(self, node: Any, ins: list[str], attrs: dict[str, Any]) -> None:
+        self._reduce(node, ins, attrs, "ReduceMean")
+
+    def op_cast(self, node: Any, ins: list[str], attrs: dict[str, Any]) -> None:
+        from onnx import helper
+
+        to = int(attrs["to"])
+        try:
+            dst = np.dtype(helper.tensor_dtype_to_np_dtype(to)).name
+        except Exception:
+            dst = f"ONNX type {to}"
+        if dst not in NUMPY_TO_ACL:
+            raise AtcError(f"ERROR: Cast '{node.name}' casts to {dst}, which the emulator "
+                           "does not support")
+        self.emit(node, "Cast", [self.inp(ins[0], node)], {"dst_type": NUMPY_TO_ACL[dst]},
+                  [node.output[0]])
+
+
+class _FakeNode:
+    """Stands in for an ONNX node when the converter adds nodes of its own."""
+
+    def __init__(self, name: str, op_type: str) -> None:
+        self.name = name
+        self.op_type = op_type
+
+
+def _attrs(node: Any) -> dict[str, Any]:
+    from onnx import helper, numpy_helper
+
+    out: dict[str, Any] = {}
+    for a in node.attribute:
+        v = helper.get_attribute_value(a)
+        if isinstance(v, bytes):
+            v = v.decode("utf-8", "replace")
+        elif isinstance(v, list) and v and isinstance(v[0], bytes):
+            v = [x.decode("utf-8", "replace") for x in v]
+        elif hasattr(v, "dims") and hasattr(v, "data_type"):
+            v = numpy_helper.to_array(v)
+        out[a.name] = v
+    return out
+
+
+def convert_onnx(model_path: str, *, soc_version: str, name: str | None = None,
+                 input_shape: dict[str, list[int]] | None = None,
+                 input_format: str | None = None, output_type: str | None = None,
+                 dynamic_batch: list[int] | None = None, log: str = "null",
+                 meta: dict[str, Any] | None = None) -> OmModel:
+    """Convert an ONNX file to an OmModel (what ``main`` does before writing ``.om``).
+
+    Raises AtcError with the message lines ATC would print.
+    """
+    try:
+        import onnx
+    except ImportError:  # pragma: no cover
+        raise AtcError("ERROR: the 'onnx' package is needed to convert ONNX models "
+                       "(pip install onnx)") from None
+    try:
+        proto = onnx.load(model_path)
+    except Exception as e:
+        raise AtcError(_e10001(model_path, "model", f"the file is not a readable ONNX model "
+                               f"({type(e).__name__}: {e})")) from None
+    conv = _Converter(proto, name or os.path.splitext(os.path.basename(model_path))[0],
+                      soc_version, input_shape, input_format, output_type,
+                      list(dynamic_batch or []), log)
+    model = conv.run()
+    model.meta.update(meta or {})
+    model.meta["opset"] = conv.opset
+    for m in conv.messages:
+        print(m)
+    return model
+
+
+# ------------------------------------------------------------------------- main
+def _run(flags: dict[str, str], warnings: list[str]) -> str:
+    """Validate the flags, convert and write the model; returns the output path."""
+    missing = [f for f in ("model", "output", "soc_version") if not flags.get(f)]
+    errors = [_e10054(f) for f in missing]
+    mode = flags.get("mode", "0") or "0"
+    if mode != "0":
+        raise AtcError(_e10001(mode, "mode", "only --mode=0 (build an .om from a model) is "
+                               "emulated; modes 1, 3, 5, 6 and 30 are not"))
+    fw = flags.get("framework", "")
+    if not fw:
+        errors.append("E10007: [--framework] is required. The value must be 0(Caffe) or "
+                      "1(MindSpore) or 3(TensorFlow) or 5(Onnx).")
+    elif fw != "5":
+        extra = {"0": "Caffe", "1": "MindSpore", "3": "TensorFlow"}.get(fw)
+        if extra:
+            errors.append(f"E10007: [--framework] is {fw} ({extra}). acl_lab's ATC emulates "
+                          "only 5 (Onnx): Caffe, MindSpore and TensorFlow models are not "
+                          "emulated; export the model to ONNX and use --framework=5.")
+        else:
+            errors.append(f"E10007: [--framework] is {fw!r}. The value must be 0(Caffe) or "
+                          "1(MindSpore) or 3(TensorFlow) or 5(Onnx); acl_lab emulates only "
+                          "5(Onnx).")
+    if errors:
+        raise AtcError(*errors)
+    model_path = flags["model"]
+    if not os.path.isfile(model_path):
+        raise AtcError(_e10001(model_path, "model", "the file does not exist or is not a "
+                               "regular file"))
+    if flags.get("weight"):
+        warnings.append("[WARNING] --weight is only used for Caffe models; it is ignored "
+                        "for ONNX.")
+    fmt = flags.get("input_format") or None
+    if fmt is not None and fmt not in _FORMATS:
+        raise AtcError(_e10001(fmt, "input_format", "for ONNX models it must be NCHW, NCDHW "
+                               "or ND"))
+    otype = flags.get("output_type") or None
+    if otype is not None:
+        if otype in ("HIF8", "FP8E5M2", "FP8E4M3FN"):
+            raise AtcError(_e10001(otype, "output_type", "8-bit float outputs exist only on "
+                                   "Ascend 950 and are not emulated"))
+        if otype not in _OUTPUT_TYPES:
+            raise AtcError(_e10001(otype, "output_type", "it must be one of "
+                                   + ", ".join(_OUTPUT_TYPES) + " (per-node forms need "
+                                   "--out_nodes, which is not emulated)"))
+    log = flags.get("log") or "null"
+    if log not in _LOG_LEVELS:
+        raise AtcError(_e10001(log, "log", "it must be debug, info, warning, error or null"))
+    pm, pm2 = flags.get("precision_mode") or None, flags.get("precision_mode_v2") or None
+    if pm and pm2:
+        raise AtcError(_e10001(pm2, "precision_mode_v2", "--precision_mode and "
+                               "--precision_mode_v2 cannot be used together"))
+    if pm and pm not in _PRECISION:
+        raise AtcError(_e10001(pm, "precision_mode", "it must be one of " + ", ".join(_PRECISION)))
+    if pm2 and pm2 not in _PRECISION_V2:
+        raise AtcError(_e10001(pm2, "precision_mode_v2", "it must be one of "
+                               + ", ".join(_PRECISION_V2)))
+    shapes = _parse_input_shape(flags["input_shape"]) if flags.get("input_shape") else None
+    batches = (_parse_batches(flags["dynamic_batch_size"]) if flags.get("dynamic_batch_size")
+               else [])
+    for w in warnings:
+        print(w)
+    out_base = flags["output"]
+    meta: dict[str, Any] = {"source": os.path.basename(model_path)}
+    if pm or pm2:
+        meta["precision_mode" if pm else "precision_mode_v2"] = pm or pm2
+    model = convert_onnx(model_path, soc_version=flags["soc_version"],
+                         name=os.path.basename(out_base) or "model", input_shape=shapes,
+                         input_format=fmt, output_type=otype, dynamic_batch=batches, log=log,
+                         meta=meta)
+    data = dump_om_bytes(model)
+    path = out_base + ".om"
+    folder = os.path.dirname(os.path.abspath(path))
+    try:
+        os.makedirs(folder, exist_ok=True)
+        with open(path, "wb") as f:
+            f.write(data)
+    except OSError as e:
+        raise AtcError(_e10001(out_base, "output", f"cannot write {path}: {e.strerror}")
+                       ) from None
+    return path
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the emulated ATC with command-line ``argv`` (without the program name).
+
+    Returns the exit status: 0 on success (also for ``--help``), 255 on failure.
+    """
+    args = list(sys.argv[1:] if argv is None else argv)
+    if any(a.lstrip("-").split("=", 1)[0] in ("help", "h") for a in args if a.startswith("-")):
+        print(USAGE, end="")
+        return 0
+    print(START, flush=True)
+    try:
+        flags, warnings = parse_flags(args)
+        path = _run(flags, warnings)
+    except AtcError as e:
+        sys.stdout.flush()
+        print(FAILED, file=sys.stderr)
+        for line in e.lines:
+            print(line, file=sys.stderr)
+        sys.stderr.flush()
+        return 255
+    if flags.get("log") in ("debug", "info"):
+        print(f"[INFO] model written to {path}")
+    print(SUCCESS, flush=True)
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
