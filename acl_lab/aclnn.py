@@ -31,9 +31,10 @@ from typing import Any
 import numpy as np
 
 from .acl._boundary import acl_api
-from .runtime.compute import _kernel_ns, queue_device_task
+from .runtime.compute import kernel_ns, queue_device_task
 from .runtime.errors import AclError
 from .runtime.memory import DEVICE, DVPP, KIND_NAMES
+from .runtime.objects import OBJ_ACLNN_EXECUTOR, OBJ_ACLNN_SCALAR, OBJ_ACLNN_TENSOR
 from .runtime.opdefs import ACL_TO_NUMPY, OpDef, OpError, TensorSpec, get_op
 from .runtime.scheduler import Engine, TaskKind
 from .runtime.session import Session
@@ -46,9 +47,6 @@ ACLNN_ERR_PARAM_INVALID = 161002
 ACLNN_ERR_INNER_NULLPTR = 561103
 
 #: Object kinds (the trace's ``objects.kind`` column) of this extension's objects.
-OBJ_ACLNN_TENSOR = 30
-OBJ_ACLNN_SCALAR = 31
-OBJ_ACLNN_EXECUTOR = 32
 
 #: aclTensor data must be 32-byte aligned (opbase aclCreateTensor.md)
 TENSOR_ALIGN = 32
@@ -353,7 +351,7 @@ def _run(s: S, th: Any, cid: int, api: str, workspace: int, workspace_size: int,
                        f"allocation #{r.id}, {api} needs {need}")
         writes.append((workspace, need, "aclnn workspace"))
     queue_device_task(s, th, cid, st, TaskKind.KERNEL, Engine.AICORE,
-                      _kernel_ns(s, ex.flops, ex.nbytes, ex.dtype), ex.reads, writes,
+                      kernel_ns(s, ex.flops, ex.nbytes, ex.dtype), ex.reads, writes,
                       ex.kernel, f"aclnn {api}", units=s.profile.aicore_count)
     ex.runs += 1
     if not ex.repeatable:

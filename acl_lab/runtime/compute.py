@@ -17,16 +17,13 @@ import numpy as np
 
 from .errors import AclError
 from .memory import DEVICE, DVPP, HOST_PAGEABLE, HOST_PINNED
-from .objects import HostThread, Task
+from .objects import OBJ_OP_ATTR, OBJ_OP_HANDLE, OBJ_TENSOR_DESC, HostThread, Task
 from .opdefs import ACL_TO_NUMPY, NUMPY_TO_ACL, OpDef, OpError, TensorSpec, get_op
 from .scheduler import Engine, TaskKind
 
 if TYPE_CHECKING:
     from .session import Session
 
-OBJ_TENSOR_DESC = 5
-OBJ_OP_ATTR = 6
-OBJ_OP_HANDLE = 7
 ACL_MEMTYPE_HOST = 1
 
 #: aclDataType -> the profile's FLOP-rate key
@@ -273,7 +270,7 @@ def _queue_kernel(s: Session, th: HostThread, cid: int, st: Any, op: OpDef,
                                    "must be device memory")
         s._add_access(t, r, b.addr - r.addr, spec.nbytes, True)
     flops, nbytes = op.cost(in_specs, out_specs, attrs)
-    t.duration = _kernel_ns(s, flops, nbytes, in_specs[0].dtype if in_specs else "float32")
+    t.duration = kernel_ns(s, flops, nbytes, in_specs[0].dtype if in_specs else "float32")
     t.units = s.profile.aicore_count
     t.nbytes = nbytes
     order = [i for i in range(len(ind)) if i not in consts]
@@ -288,7 +285,7 @@ def _resolve_start(s: Session, addr: int, what: str) -> Any:
     return r
 
 
-def _kernel_ns(s: Session, flops: int, nbytes: int, dtype: str) -> int:
+def kernel_ns(s: Session, flops: int, nbytes: int, dtype: str) -> int:
     """Kernel time: overhead + the longer of compute and memory time (roofline)."""
     p = s.profile
     rate = p.flops_per_ns.get(_RATE_KEY.get(dtype, "int32"), 1000.0)
@@ -447,6 +444,6 @@ def queue_op(s: Session, th: HostThread, cid: int, st: Any, op_type: str,
               for i, (addr, spec) in enumerate(outputs)]
     fn = _kernel_fn(op, in_specs, out_specs, full, consts, [])
     return queue_device_task(s, th, cid, st, TaskKind.KERNEL, Engine.AICORE,
-                             _kernel_ns(s, flops, nbytes, in_specs[0].dtype if in_specs
+                             kernel_ns(s, flops, nbytes, in_specs[0].dtype if in_specs
                                         else "float32"),
                              reads, writes, fn, op_type, units=s.profile.aicore_count)

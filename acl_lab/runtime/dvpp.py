@@ -26,7 +26,13 @@ import numpy as np
 from .compute import _lookup, queue_device_task
 from .errors import AccessError, AclError
 from .memory import DEVICE, DVPP, KIND_NAMES
-from .objects import HostThread
+from .objects import (
+    OBJ_DVPP_CHANNEL,
+    OBJ_DVPP_CHANNEL_DESC,
+    OBJ_DVPP_PIC_DESC,
+    OBJ_DVPP_RESIZE_CONFIG,
+    HostThread,
+)
 from .scheduler import Engine, TaskKind
 
 if TYPE_CHECKING:
@@ -34,10 +40,6 @@ if TYPE_CHECKING:
 
 # Object kinds (the trace's ``objects.kind`` column); 0-9 are taken by runtime objects,
 # tensor descs, op attrs/handles and models.
-OBJ_DVPP_CHANNEL_DESC = 20
-OBJ_DVPP_CHANNEL = 21
-OBJ_DVPP_PIC_DESC = 22
-OBJ_DVPP_RESIZE_CONFIG = 23
 
 # acldvppPixelFormat values used here (DVPP-hdr).
 PIXEL_FORMAT_YUV_400 = 0

@@ -16,10 +16,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .compute import _kernel_ns, _lookup, _new_object, _resolve_start
+from .compute import _lookup, _new_object, _resolve_start, kernel_ns
 from .errors import AclError
 from .memory import DEVICE, DVPP, HOST_PAGEABLE, HOST_PINNED
-from .objects import Context, HostThread, Task
+from .objects import OBJ_DATASET, OBJ_MODEL_DESC, Context, HostThread, Task
 from .opdefs import NUMPY_TO_ACL
 from .scheduler import Engine, TaskKind
 
@@ -27,8 +27,6 @@ if TYPE_CHECKING:
     from .model import OmModel
     from .session import Session
 
-OBJ_MODEL_DESC = 8
-OBJ_DATASET = 9
 #: Inputs may be this many bytes shorter than the model input (GE kDataMemAlignSizeCompare).
 INPUT_SLACK = 64
 #: The undersized-input code of CANN 5-8 (GE PARAM_INVALID); newest GE returns 500002.
@@ -342,7 +340,7 @@ def execute(s: Session, th: HostThread, cid: int, mid: int, in_ds: int, out_ds: 
         s._add_access(t, r, b.addr - r.addr, need, True)
     cost = om.cost(batch)
     dtype = in_specs[0].dtype if in_specs else "float32"
-    t.duration = sum(_kernel_ns(s, flops, nbytes, dtype) for _, _, flops, nbytes in cost)
+    t.duration = sum(kernel_ns(s, flops, nbytes, dtype) for _, _, flops, nbytes in cost)
     t.nbytes = sum(nb for _, _, _, nb in cost)
     t.units = s.profile.aicore_count
     t.kernel = _model_fn(om, in_specs, out_specs, batch)

@@ -15,13 +15,34 @@ from typing import Any
 from .memory import Region
 from .scheduler import Engine, Resource, TaskKind
 
-# Object kinds (the trace's ``objects.kind`` column).
+# Object kinds (the trace's ``objects.kind`` column): one table for every module that creates
+# handle objects, so numbers are never reused.
 OBJ_CONTEXT = 0
 OBJ_STREAM = 1
 OBJ_EVENT = 2
 OBJ_THREAD = 3
 OBJ_DATA_BUFFER = 4
-OBJ_KIND_NAMES = ("context", "stream", "event", "thread", "data_buffer")
+OBJ_TENSOR_DESC = 5
+OBJ_OP_ATTR = 6
+OBJ_OP_HANDLE = 7
+OBJ_MODEL_DESC = 8
+OBJ_DATASET = 9
+OBJ_DVPP_CHANNEL_DESC = 20
+OBJ_DVPP_CHANNEL = 21
+OBJ_DVPP_PIC_DESC = 22
+OBJ_DVPP_RESIZE_CONFIG = 23
+OBJ_ACLNN_TENSOR = 30
+OBJ_ACLNN_SCALAR = 31
+OBJ_ACLNN_EXECUTOR = 32
+OBJ_KIND_NAMES: dict[int, str] = {
+    OBJ_CONTEXT: "context", OBJ_STREAM: "stream", OBJ_EVENT: "event", OBJ_THREAD: "thread",
+    OBJ_DATA_BUFFER: "data_buffer", OBJ_TENSOR_DESC: "tensor_desc", OBJ_OP_ATTR: "op_attr",
+    OBJ_OP_HANDLE: "op_handle", OBJ_MODEL_DESC: "model_desc", OBJ_DATASET: "dataset",
+    OBJ_DVPP_CHANNEL_DESC: "dvpp_channel_desc", OBJ_DVPP_CHANNEL: "dvpp_channel",
+    OBJ_DVPP_PIC_DESC: "dvpp_pic_desc", OBJ_DVPP_RESIZE_CONFIG: "dvpp_resize_config",
+    OBJ_ACLNN_TENSOR: "aclnn_tensor", OBJ_ACLNN_SCALAR: "aclnn_scalar",
+    OBJ_ACLNN_EXECUTOR: "aclnn_executor",
+}
 
 # Event modes.
 LEGACY = 0

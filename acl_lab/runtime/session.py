@@ -1077,11 +1077,12 @@ class Session:
             try:
                 outputs = t.kernel(t.inputs or [])
             except Exception as exc:  # a kernel bug must not take the program down
-                t.status = 507015
-                t.reason = f"{t.label} failed on the AI core: {type(exc).__name__}: {exc}"
+                unit = "the DVPP engine" if t.engine == Engine.DVPP else "the AI core"
+                t.status = 507899 if t.engine == Engine.DVPP else 507015
+                t.reason = f"{t.label} failed on {unit}: {type(exc).__name__}: {exc}"
                 self.hooks.on_task_status(t)
                 if t.stream is not None and not t.stream.error:
-                    t.stream.error = 507015
+                    t.stream.error = t.status
                 return
             t.inputs = None
         out_i = 0

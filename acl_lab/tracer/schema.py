@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from ..runtime.objects import OBJ_KIND_NAMES
+
 FORMAT = "acltrace"
 VERSION = 1
 
@@ -83,7 +85,8 @@ LEVELS = ("note", "warning", "error", "fatal")
 TASK_KINDS = ("H2D", "D2H", "D2D", "H2H", "memset", "kernel", "model", "event_record",
               "event_wait", "event_reset", "callback", "dvpp")
 ENGINES = ("none", "copy_h2d", "copy_d2h", "copy_d2d", "aicore", "dvpp", "host")
-OBJECT_KINDS = ("context", "stream", "event", "thread", "data_buffer")
+#: objects.kind values -> names (the runtime owns the numbering)
+OBJECT_KINDS = OBJ_KIND_NAMES
 ALLOC_KINDS = ("device", "host_pinned", "dvpp", "host_pageable")
 POOLS = ("normal", "huge", "huge1g", "dvpp", "host")
 SYNC_KINDS = ("stream", "device", "event", "report", "join")
