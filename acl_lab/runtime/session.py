@@ -266,7 +266,7 @@ class Session:
     def api_enter(self, name: str, cost: int, args: tuple[Any, ...], ptrs: int,
                   file: str, line: int) -> tuple[HostThread, int, int]:
         """Start an API call: register it and charge the host cost to the caller's clock."""
-        th = self.thread()
+        th = getattr(self._tls, "th", None) or self.thread()
         cid = self.call_count
         self.call_count = cid + 1
         start = th.clock
@@ -872,7 +872,8 @@ class Session:
                       f"memcpy_async with pageable host memory (host buffer #{host.id}): the "
                       "copy is staged and slower, and CANN 7/8 documents unpredictable errors; "
                       "use acl.rt.malloc_host for buffers of async copies")
-        for side, ptr, reg in (("destination", dst, rd), ("source", src, rs)):
+        for side, ptr, reg in (("destination", dst, rd), ("source", src, rs)) \
+                if (dst | src) % 64 else ():
             # Pageable buffers sit wherever Python put them (already flagged above); noting
             # their alignment would make traces differ from run to run.
             if ptr % 64 and reg.kind != HOST_PAGEABLE:
@@ -886,11 +887,12 @@ class Session:
             self.memcpy(th, cid, dst, dest_max, src, count, kind)
             return
         eng, dur = self._copy_cost(k, count, pinned)
-        t = self._new_task(COPY_TASK[k], s, cid, th.clock, eng, dur)
-        t.pinned = pinned
+        t = Task(COPY_TASK[k], s, cid, th.clock, eng, dur)
+        if not pinned:
+            t.pinned = False
         t.nbytes = count
-        self._add_access(t, rs, src - rs.addr, count, False)
-        self._add_access(t, rd, dst - rd.addr, count, True)
+        t.accesses = [Access(rs, src - rs.addr, count, False), Access(rd, dst - rd.addr, count,
+                                                                       True)]
         self._submit(t)
 
     def memset_async(self, th: HostThread, cid: int, ptr: int, max_count: int, value: int,
