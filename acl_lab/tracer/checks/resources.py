@@ -1,74 +1,16 @@
-"""Findings: pure functions from a Trace to a list of ``Finding`` values.
-
-A Finding says what happened, the rule that was broken, the evidence (file:line of every call
-involved) and the fix, and carries the ids it refers to. This module reads a Trace and never
-changes it. This version reports leaks (memory, streams, events, contexts) at finalize or
-process exit, and deadlocks the runtime detected; more kinds join ``CHECKS`` later.
-"""
+"""Resource checks: leaks of memory, streams, events and contexts at finalize or exit, and
+the deadlocks the runtime detected (each ended a wait with DeadlockError)."""
 
 from __future__ import annotations
 
-import html
 from collections import defaultdict
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from .schema import ALLOC_KINDS
-
-SEVERITIES = ("error", "warning", "info")
-
-
-@dataclass(frozen=True)
-class Finding:
-    """One problem in a trace.
-
-    Args:
-        kind: e.g. ``"leak"``, ``"deadlock"``.
-        severity: ``"error"``, ``"warning"`` or ``"info"``.
-        message: the whole story for a learner: what, the rule, the evidence, the fix.
-        file: file of the main call involved ("" if none).
-        line: its line (0 if none).
-        calls: ids of every call involved.
-        ids: other ids by table, e.g. ``{"allocs": (3, 4), "objects": (7,)}``.
-        sites: ``(file, line)`` of every call involved.
-    """
-
-    kind: str
-    severity: str
-    message: str
-    file: str = ""
-    line: int = 0
-    calls: tuple[int, ...] = ()
-    ids: dict[str, tuple[int, ...]] = field(default_factory=dict)
-    sites: tuple[tuple[str, int], ...] = ()
-
-    def __str__(self) -> str:
-        where = f" ({self.file}:{self.line})" if self.file else ""
-        return f"[{self.severity}] {self.kind}{where}: {self.message}"
-
-    def to_summary(self) -> dict[str, Any]:
-        """The summary file's finding entry."""
-        return {"kind": self.kind, "severity": self.severity, "message": self.message,
-                "file": self.file, "line": self.line}
-
-    def _repr_html_(self) -> str:
-        colour = {"error": "#c0392b", "warning": "#d68910", "info": "#2471a3"}[self.severity]
-        where = f"<code>{html.escape(self.file)}:{self.line}</code>" if self.file else ""
-        body = html.escape(self.message).replace("\n", "<br>")
-        return (f"<div style='border-left:4px solid {colour};padding:4px 8px;margin:4px 0'>"
-                f"<b style='color:{colour}'>{self.severity}: {html.escape(self.kind)}</b> "
-                f"{where}<div>{body}</div></div>")
-
-
-def _mib(n: int) -> str:
-    if n >= 1 << 20:
-        return f"{n / (1 << 20):.1f} MiB"
-    if n >= 1 << 10:
-        return f"{n / (1 << 10):.1f} KiB"
-    return f"{n} bytes"
+from ..schema import ALLOC_KINDS
+from .base import Finding, human_bytes
 
 
 def leaks(trace: Any) -> list[Finding]:
@@ -99,7 +41,7 @@ def leaks(trace: Any) -> list[Finding]:
         n = len(rows)
         what = ALLOC_KINDS[kind].replace("_", " ")
         plural = "allocation" if n == 1 else "allocations"
-        msg = (f"{n} {what} {plural} from {file}:{line} ({api}) never freed, {_mib(total)}. "
+        msg = (f"{n} {what} {plural} from {file}:{line} ({api}) never freed, {human_bytes(total)}. "
                f"Rule: every {api} needs a matching {free_api[kind]} on every path, including "
                f"error paths; reset_device or finalize only clean up after the fact. "
                f"Fix: call {free_api[kind]}(ptr) once the memory is no longer used (after "
@@ -173,11 +115,3 @@ def deadlocks(trace: Any) -> list[Finding]:
 
 
 CHECKS: tuple[Callable[[Any], list[Finding]], ...] = (leaks, deadlocks)
-
-
-def run_checks(trace: Any) -> list[Finding]:
-    """Every check over ``trace``, in a stable order."""
-    out: list[Finding] = []
-    for check in CHECKS:
-        out.extend(check(trace))
-    return out
