@@ -133,7 +133,10 @@ class Recorder:
             for i, a in enumerate(args):
                 if type(a) is int:
                     if ptrs >> i & 1 and a:
-                        r = self.session.memory.find(a)
+                        mem = self.session.memory
+                        # A pointer into a freed allocation is recorded relative to it too:
+                        # comparing the call with the free says "use after free".
+                        r = mem.find(a) or mem.find_freed(a)
                         row = self._region_rows.get(r.id) if r is not None else None
                         if row is not None:
                             flat += (ARG_PTR, (row << schema.PTR_SHIFT) | (a - r.addr))

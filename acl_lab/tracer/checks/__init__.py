@@ -10,11 +10,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from . import resources
+from . import ordering, resources
 from .base import SEVERITIES, Finding
-from .resources import deadlocks, leaks
+from .ordering import deadlocks
+from .resources import leaks
 
-CHECK_MODULES = (resources,)
+CHECK_MODULES = (resources, ordering)
 CHECKS: tuple[Callable[[Any], list[Finding]], ...] = tuple(
     c for m in CHECK_MODULES for c in m.CHECKS)
 

@@ -1,5 +1,4 @@
-"""Resource checks: leaks of memory, streams, events and contexts at finalize or exit, and
-the deadlocks the runtime detected (each ended a wait with DeadlockError)."""
+"""Resource checks: leaks of memory, streams, events and contexts at finalize or exit."""
 
 from __future__ import annotations
 
@@ -100,18 +99,4 @@ def _is_default_stream(trace: Any, row: int) -> bool:
     return "default stream" in trace.string(int(trace.objects["label"][row]))
 
 
-def deadlocks(trace: Any) -> list[Finding]:
-    """Deadlocks the runtime detected (each one ended a wait with DeadlockError)."""
-    out: list[Finding] = []
-    dg = trace.diags
-    for j in range(dg.rows):
-        if trace.string(int(dg["kind"][j])) != "deadlock":
-            continue
-        cid = int(dg["call"][j])
-        file, line = trace.call_site(cid) if cid >= 0 else ("", 0)
-        out.append(Finding("deadlock", "error", trace.string(int(dg["message"][j])), file,
-                           line, (cid,) if cid >= 0 else (), {}, ((file, line),)))
-    return out
-
-
-CHECKS: tuple[Callable[[Any], list[Finding]], ...] = (leaks, deadlocks)
+CHECKS: tuple[Callable[[Any], list[Finding]], ...] = (leaks,)
