@@ -98,7 +98,8 @@ def describe(run: CliRun) -> str:
 
 # --------------------------------------------------------------------------- (a) 7.3
 def test_async_copy_flow_runs_and_reports_the_leaked_streams(tmp_path: Path) -> None:
-    """Reference 7.3 runs to exit 0; its only findings are the two never-destroyed streams."""
+    """Reference 7.3 runs to exit 0; its only findings, of any kind, are the two
+    never-destroyed streams, each naming the destroy_context that released it."""
     prog = "memcpy_async_73.py"
     run = acl_lab_run(tmp_path, prog)
     assert run.proc.returncode == 0, describe(run)
@@ -111,9 +112,11 @@ def test_async_copy_flow_runs_and_reports_the_leaked_streams(tmp_path: Path) -> 
     assert len(stream_lines) == 2
     found = sorted((f["kind"], f["line"]) for f in summary["findings"])
     assert found == [("leak", n) for n in stream_lines], json.dumps(summary, indent=1)
+    (destroy_ctx,) = lines_containing(prog, "acl.rt.destroy_context(ctx)")
     for f in summary["findings"]:
         assert same_file(f["file"], prog), f
-        assert "stream" in f["message"]
+        assert "stream" in f["message"] and "acl.rt.destroy_stream" in f["message"]
+        assert f"acl.rt.destroy_context at {f['file']}:{destroy_ctx}" in f["message"]
 
 
 def test_async_copy_flow_stats_match_the_trace_file(tmp_path: Path) -> None:

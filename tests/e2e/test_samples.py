@@ -1,7 +1,8 @@
 """Reference section 7 program flows (7.1, 7.2, 7.4) run unmodified through ``acl-lab run``.
 
 Each program follows the public sample it is named after, including the sample's own
-resource mistakes; the tests check the numeric results and exactly those findings.
+resource mistakes; the tests check the numeric results and that the findings, of every kind,
+name exactly those mistakes at their lines and nothing else.
 """
 
 from __future__ import annotations
@@ -37,10 +38,15 @@ def line_of(program: str, text: str) -> int:
     raise AssertionError(f"{text!r} not in {program}")
 
 
-def leak_sites(summary: dict[str, Any]) -> list[tuple[str, int]]:
-    """(program file name, line) of every leak finding, sorted."""
-    return sorted((Path(f["file"]).name, f["line"]) for f in summary["findings"]
-                  if f["kind"] == "leak")
+def finding_sites(summary: dict[str, Any]) -> list[tuple[str, str, int]]:
+    """(kind, program file name, line) of every finding of every kind, sorted."""
+    return sorted((f["kind"], Path(f["file"]).name, f["line"]) for f in summary["findings"])
+
+
+def finding_at(summary: dict[str, Any], line: int) -> dict[str, Any]:
+    """The one finding reported at ``line``."""
+    (found,) = [f for f in summary["findings"] if f["line"] == line]
+    return found
 
 
 def test_sample_74_single_op_add(tmp_path: Path) -> None:
@@ -50,7 +56,9 @@ def test_sample_74_single_op_add(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     assert "add ok" in proc.stdout
     program = "sample_74_add.py"
-    assert leak_sites(summary) == [(program, line_of(program, "acl.rt.malloc_host("))]
+    host = line_of(program, "acl.rt.malloc_host(")
+    assert finding_sites(summary) == [("leak", program, host)]
+    assert "acl.rt.free_host" in finding_at(summary, host)["message"]
     assert summary["stats"]["tasks"] >= 4
 
 
@@ -76,10 +84,18 @@ def test_sample_71_sync_resnet50(tmp_path: Path, zoo_paths: dict[str, str]) -> N
     want = load_om(zoo_paths["resnet50"]).run([image])[0]
     np.testing.assert_allclose(got.reshape(want.shape), want, rtol=1e-5, atol=1e-5)
     program = "sample_71_resnet.py"
-    assert leak_sites(summary) == sorted([
-        (program, line_of(program, "acl.rt.create_stream()")),
-        (program, line_of(program, "acl.rt.malloc(size, ACL_MEM_MALLOC_HUGE_FIRST)")),
-    ])
+    stream = line_of(program, "acl.rt.create_stream()")
+    malloc = line_of(program, "acl.rt.malloc(size, ACL_MEM_MALLOC_HUGE_FIRST)")
+    assert finding_sites(summary) == sorted([("leak", program, stream),
+                                             ("leak", program, malloc)])
+    # One finding per mistake: the stream's leak also names the destroy_context that
+    # released it (no separate destroy_order); the I/O buffers are the input and the output.
+    released = f"acl.rt.destroy_context at {PROGRAMS / program}:" \
+               f"{line_of(program, 'acl.rt.destroy_context(context)')}"
+    assert released in finding_at(summary, stream)["message"]
+    assert "acl.rt.destroy_stream" in finding_at(summary, stream)["message"]
+    buffers = finding_at(summary, malloc)["message"]
+    assert buffers.startswith("2 device allocations") and "acl.rt.free" in buffers
 
 
 def test_sample_72_async_callbacks(tmp_path: Path, zoo_paths: dict[str, str]) -> None:
@@ -99,4 +115,7 @@ def test_sample_72_async_callbacks(tmp_path: Path, zoo_paths: dict[str, str]) ->
     for r in results:
         np.testing.assert_allclose(r.reshape(want.shape), want, rtol=1e-5, atol=1e-5)
     program = "sample_72_async.py"
-    assert leak_sites(summary) == [(program, line_of(program, "acl.rt.malloc_host(size)"))]
+    host = line_of(program, "acl.rt.malloc_host(size)")
+    assert finding_sites(summary) == [("leak", program, host)]
+    assert finding_at(summary, host)["message"].startswith("4 host pinned allocations")
+    assert "acl.rt.free_host" in finding_at(summary, host)["message"]

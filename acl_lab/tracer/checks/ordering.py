@@ -1,25 +1,855 @@
-"""Ordering checks: deadlocks (and, as they are added, races and waits before records)."""
+"""Ordering checks: data races, waits before records, and deadlocks.
+
+``races`` is the stream sanitizer's analysis (PyTorch's CSAN) run over a finished trace.
+Every stream and every host thread is a timeline; a task that touches memory gets the next
+sequence number of its timeline, and every point of the program carries a vector clock
+``{timeline: last sequence number known to have happened before}``. Happens-before comes from:
+
+* stream order: a stream runs its tasks first-in first-out;
+* submission: a task is ordered after everything its submitting thread had done (or waited
+  for) when it called the API;
+* events: a ``stream_wait_event`` task is ordered after its record (the ``edges`` table), and
+  so after everything queued before the record on the recording stream;
+* host waits (``syncs``): after ``synchronize_stream/device/event`` the host thread is ordered
+  after the tasks it waited for; synchronous copies (tasks on stream -1) are host accesses;
+* callbacks: a callback's host code is ordered after the work queued before it, and a
+  *blocking* callback orders the rest of its stream after that host code.
+
+The graph is walked once in a topological order (O(tasks + calls + edges)); per allocation an
+interval map keeps, for every byte range, the last write and the reads since it (one per
+timeline), so each access is checked against at most a few earlier ones. Two overlapping
+accesses, at least one a write, with no happens-before path between them, are a race. The
+virtual-time schedule of this run is never used to excuse a race: only guarantees count.
+"""
 
 from __future__ import annotations
 
+import heapq
+import re
+from bisect import bisect_left, bisect_right
+from collections import defaultdict
 from collections.abc import Callable
+from dataclasses import dataclass
+from itertools import pairwise
 from typing import Any
 
-from .base import Finding
+from ..schema import TASK_KINDS
+from .base import Finding, human_bytes
+
+#: A clock: timeline key -> sequence number. Streams are keyed by object id (>= 0), host
+#: threads by ``-1 - thread``. Clocks are shared between nodes and never mutated once set.
+Clock = dict[int, int]
+#: One access as remembered in the interval map: (timeline key, sequence number, task).
+Ref = tuple[int, int, int]
+
+_TIMEOUTS = (507046, 507047)
+_EMPTY: tuple[Ref | None, tuple[Ref, ...]] = (None, ())
+_OBJ_STREAM, _OBJ_EVENT = 1, 2
+_K = {name: i for i, name in enumerate(TASK_KINDS)}
+
+
+# =============================================================================== races
+@dataclass
+class _Race:
+    """One unordered pair: ``first`` was issued (call id) before ``second``."""
+
+    first: Ref
+    second: Ref
+    first_write: bool
+    second_write: bool
+    alloc: int
+    lo: int
+    hi: int
+
+
+def races(trace: Any) -> list[Finding]:
+    """Accesses to overlapping bytes, one a write, that nothing orders (stream sanitizer)."""
+    acc = trace.accesses
+    if acc.rows == 0:
+        return []
+    found = _find_races(trace)
+    groups: dict[tuple[Any, ...], list[_Race]] = defaultdict(list)
+    for r in found:
+        key = (_task_site(trace, r.first[2]), _task_site(trace, r.second[2]),
+               _alloc_site(trace, r.alloc), r.first_write, r.second_write)
+        groups[key].append(r)
+    out = [_race_finding(trace, rs) for rs in groups.values()]
+    out.sort(key=lambda f: (f.file, f.line, f.calls))
+    return out
+
+
+def _find_races(trace: Any) -> list[_Race]:
+    """Walk the happens-before graph once and check every access against the interval map."""
+    g = _Graph(trace)
+    acc = trace.accesses
+    a_task = acc["task"].tolist()
+    a_alloc = acc["alloc"].tolist()
+    a_off = acc["offset"].tolist()
+    a_len = acc["length"].tolist()
+    a_write = acc["write"].tolist()
+    nt = g.nt
+    first = [0] * (nt + 1)
+    for t in a_task:
+        if 0 <= t < nt:
+            first[t + 1] += 1
+    for i in range(nt):
+        first[i + 1] += first[i]
+    # accesses are appended task by task; sort defensively if a trace was built otherwise
+    order = sorted(range(len(a_task)), key=a_task.__getitem__) \
+        if any(a_task[i] > a_task[i + 1] for i in range(len(a_task) - 1)) else range(len(a_task))
+    order = list(order)
+    ran = g.ran
+    segs: dict[int, tuple[list[int], list[tuple[Ref | None, tuple[Ref, ...]]]]] = {}
+    seen_pairs: set[tuple[int, int]] = set()
+    found: list[_Race] = []
+    t_call = g.t_call
+
+    def report(prev: Ref, me: Ref, prev_w: bool, me_w: bool, alloc: int, lo: int,
+               hi: int) -> None:
+        pair = (prev[2], me[2])
+        if pair in seen_pairs:
+            return
+        seen_pairs.add(pair)
+        if (t_call[prev[2]], prev[2]) <= (t_call[me[2]], me[2]):
+            found.append(_Race(prev, me, prev_w, me_w, alloc, lo, hi))
+        else:
+            found.append(_Race(me, prev, me_w, prev_w, alloc, lo, hi))
+
+    def on_task(task: int, key: int, seq: int, clock: Clock) -> None:
+        if not ran[task]:
+            return
+        me: Ref = (key, seq, task)
+        for k in range(first[task], first[task + 1]):
+            j = order[k]
+            alloc = a_alloc[j]
+            n = a_len[j]
+            if alloc < 0 or n <= 0:
+                continue
+            lo, hi, write = a_off[j], a_off[j] + n, bool(a_write[j])
+            sg = segs.get(alloc)
+            if sg is None:
+                sg = segs[alloc] = ([0], [_EMPTY])
+            starts, states = sg
+            i = bisect_right(starts, lo) - 1
+            if starts[i] != lo:
+                starts.insert(i + 1, lo)
+                states.insert(i + 1, states[i])
+                i += 1
+            e = bisect_left(starts, hi)
+            if e == len(starts) or starts[e] != hi:
+                starts.insert(e, hi)
+                states.insert(e, states[e - 1])
+            memo: dict[int, tuple[Ref | None, tuple[Ref, ...]]] = {}
+            for s in range(i, e):
+                st = states[s]
+                new = memo.get(id(st))
+                if new is None:
+                    last_w, reads = st
+                    seg_lo, seg_hi = starts[s], starts[s + 1]
+                    if last_w is not None and last_w[0] != key and \
+                            clock.get(last_w[0], 0) < last_w[1]:
+                        report(last_w, me, True, write, alloc, seg_lo, seg_hi)
+                    if write:
+                        for r in reads:
+                            if r[0] != key and clock.get(r[0], 0) < r[1]:
+                                report(r, me, False, True, alloc, seg_lo, seg_hi)
+                        new = (me, ())
+                    else:
+                        new = (last_w, (*(r for r in reads if r[0] != key), me))
+                    memo[id(st)] = new
+                states[s] = new
+            # coalesce the range back into as few segments as possible
+            s = i + 1
+            while s < e:
+                if states[s] is states[s - 1]:
+                    del starts[s]
+                    del states[s]
+                    e -= 1
+                else:
+                    s += 1
+
+    g.walk(on_task, first)
+    return found
+
+
+class _Graph:
+    """The happens-before graph of a trace: tasks, calls and callback runs as nodes."""
+
+    def __init__(self, trace: Any) -> None:
+        self.trace = trace
+        tasks, calls, objs = trace.tasks, trace.calls, trace.objects
+        self.nt = nt = tasks.rows
+        self.nc = nc = calls.rows
+        self.t_call = t_call = tasks["call"].tolist()
+        t_stream = tasks["stream"].tolist()
+        t_kind = tasks["kind"].tolist()
+        t_event = tasks["event"].tolist()
+        t_start = tasks["start_ns"].tolist()
+        c_thread = calls["thread"].tolist()
+        c_start = calls["start_ns"].tolist()
+        c_ret = calls["ret"].tolist()
+        self.ran = [s >= 0 for s in t_start]
+        failed = trace.failures
+        for j in range(failed.rows):
+            t = int(failed["task"][j])
+            if 0 <= t < nt:
+                self.ran[t] = False
+        # node ids: tasks, then calls, then callback begin/end nodes
+        self.time: list[int] = [s if s >= 0 else int(tasks["submit_ns"][i])
+                                for i, s in enumerate(t_start)] + c_start
+        self.key: list[int] = [0] * nt
+        succ: list[list[int]] = [[] for _ in range(nt + nc)]
+        self.succ = succ
+
+        def edge(a: int, b: int) -> None:
+            succ[a].append(b)
+
+        def new_node(time: int) -> int:
+            succ.append([])
+            self.time.append(time)
+            return len(succ) - 1
+
+        # --- streams: FIFO order, submission, per-stream and per-event task lists
+        by_stream: dict[int, list[int]] = defaultdict(list)
+        host_tasks: dict[int, list[int]] = defaultdict(list)
+        records: dict[int, list[int]] = defaultdict(list)
+        for t in range(nt):
+            s = t_stream[t]
+            c = t_call[t]
+            if s >= 0:
+                self.key[t] = s
+                by_stream[s].append(t)
+                if 0 <= c < nc:
+                    edge(nt + c, t)
+            else:
+                th = c_thread[c] if 0 <= c < nc else 0
+                self.key[t] = -1 - th
+                host_tasks[c].append(t)
+            if t_kind[t] == _K["event_record"] and t_event[t] >= 0:
+                records[t_event[t]].append(t)
+        next_on_stream: dict[int, int] = {}
+        for lst in by_stream.values():
+            for a, b in pairwise(lst):
+                edge(a, b)
+                next_on_stream[a] = b
+        stream_calls = {s: [t_call[t] for t in lst] for s, lst in by_stream.items()}
+        for j in range(trace.edges.rows):
+            rec, wait = int(trace.edges["record"][j]), int(trace.edges["wait"][j])
+            if 0 <= rec < nt and 0 <= wait < nt:
+                edge(rec, wait)
+
+        def last_before(s: int, c: int) -> int:
+            lst = by_stream.get(s)
+            if not lst:
+                return -1
+            i = bisect_left(stream_calls[s], c)
+            return lst[i - 1] if i else -1
+
+        # --- host threads: program order, with callback runs spliced in
+        thread_calls: dict[int, list[int]] = defaultdict(list)
+        for c in range(nc):
+            thread_calls[c_thread[c]].append(c)
+        inserts: dict[int, list[tuple[int, int, int]]] = defaultdict(list)
+        cb = trace.callbacks
+        for j in range(cb.rows):
+            k, u = int(cb["task"][j]), int(cb["thread"][j])
+            b, e = int(cb["start_ns"][j]), int(cb["end_ns"][j])
+            begin, end = new_node(b), new_node(e)
+            inserts[u].append((b, 1, begin))
+            inserts[u].append((e, 0, end))
+            if 0 <= k < nt:
+                edge(k, begin)
+                if self._blocking(k) and k in next_on_stream:
+                    edge(end, next_on_stream[k])
+        exit_node: dict[int, int] = {}
+        for th, mine in thread_calls.items():
+            extra = sorted(inserts.pop(th, []))
+            chain: list[int] = []
+            x = 0
+            prev = -1
+            for c in mine:
+                while x < len(extra) and (extra[x][0] < c_start[c] or (
+                        extra[x][0] == c_start[c] and (
+                            extra[x][1] == 0
+                            or trace.call_name(c) != "acl.rt.process_report"))):
+                    chain.append(extra[x][2])
+                    x += 1
+                if prev >= 0:
+                    exit_node[prev] = chain[-1]
+                chain.append(nt + c)
+                prev = c
+                chain.extend(host_tasks.get(c, ()))
+            chain.extend(e[2] for e in extra[x:])
+            if prev >= 0:
+                exit_node[prev] = chain[-1]
+            for a, b2 in pairwise(chain):
+                edge(a, b2)
+        for left in inserts.values():  # callbacks of threads that made no call
+            for x1, x2 in pairwise(sorted(left)):
+                edge(x1[2], x2[2])
+        self._exit = exit_node
+
+        # --- host waits
+        stream_dev: dict[int, int] = {}
+        handle_stream: dict[int, int] = {}
+        default_stream: dict[int, int] = {}
+        for o in range(objs.rows):
+            if int(objs["kind"][o]) == _OBJ_STREAM:
+                stream_dev[o] = int(objs["device"][o])
+                handle_stream[int(objs["handle"][o])] = o
+                if trace.string(int(objs["label"][o])).startswith("default stream"):
+                    default_stream[int(objs["ctx"][o])] = o
+        sy = trace.syncs
+        for j in range(sy.rows):
+            c, kind, target = int(sy["call"][j]), int(sy["kind"][j]), int(sy["target"][j])
+            if not 0 <= c < nc or c_ret[c] in _TIMEOUTS:
+                continue
+            froms: list[int] = []
+            if kind == 0:  # stream
+                streams = [target] if target >= 0 else self._stream_of_call(
+                    c, handle_stream, default_stream)
+                if streams is None:  # a drain: every stream done by the end of the wait
+                    end = int(sy["end_ns"][j])
+                    ends = trace.tasks["end_ns"]
+                    for s in by_stream:
+                        t = last_before(s, c)
+                        if t >= 0 and 0 <= int(ends[t]) <= end:
+                            froms.append(t)
+                else:
+                    froms = [last_before(s, c) for s in streams]
+            elif kind == 1:  # device: target is the caller's context
+                dev = int(objs["device"][target]) if 0 <= target < objs.rows else -1
+                froms = [last_before(s, c) for s in by_stream if stream_dev.get(s) == dev]
+            elif kind == 2:  # event: its latest record before the call
+                lst = records.get(target, [])
+                before = [t for t in lst if t_call[t] < c]
+                froms = before[-1:]
+            elif kind == 4:  # join (stop_thread): threads whose last call came before
+                me = c_thread[c]
+                for th, mine in thread_calls.items():
+                    if th != me and mine and mine[-1] < c:
+                        froms.append(exit_node[mine[-1]])
+            for f in froms:
+                if f >= 0:
+                    edge(f, nt + c)
+
+        # --- threads: not recorded, so assumed forked from and joined by thread 0
+        main = thread_calls.get(0, [])
+        for th, mine in thread_calls.items():
+            if th == 0 or not mine or not main:
+                continue
+            i = bisect_left(main, mine[0])
+            if i:
+                edge(exit_node[main[i - 1]], nt + mine[0])
+            i = bisect_left(main, mine[-1])
+            if i < len(main):
+                edge(exit_node[mine[-1]], nt + main[i])
+
+    def _blocking(self, task: int) -> bool:
+        c = int(self.trace.tasks["call"][task])
+        args = self.trace.call_args(c) if 0 <= c < self.nc else []
+        return len(args) > 2 and args[2] == 1
+
+    def _stream_of_call(self, c: int, handle_stream: dict[int, int],
+                        default_stream: dict[int, int]) -> list[int] | None:
+        """The stream a wait with no recorded target was for, or None for a drain of all."""
+        name = self.trace.call_name(c)
+        args = self.trace.call_args(c)
+        h: Any = None
+        if name == "acl.rt.destroy_stream" and args:
+            h = args[0]
+        elif name == "acl.rt.memcpy_async" and len(args) > 5:
+            h = args[5]
+        if not isinstance(h, int):
+            return None
+        if h == 0:
+            s = default_stream.get(int(self.trace.calls["ctx"][c]))
+            return [s] if s is not None else None
+        s = handle_stream.get(h)
+        return [s] if s is not None else None
+
+    def walk(self, on_task: Callable[[int, int, int, Clock], None], first: list[int]) -> None:
+        """Visit nodes in a topological order, calling ``on_task`` for tasks with accesses."""
+        succ, nt, time = self.succ, self.nt, self.time
+        n = len(succ)
+        indeg = [0] * n
+        for lst in succ:
+            for b in lst:
+                indeg[b] += 1
+        clocks: list[Clock | None] = [None] * n
+        owned = [False] * n
+        heap = [(time[i], i) for i in range(n) if indeg[i] == 0]
+        heapq.heapify(heap)
+        seqs: dict[int, int] = defaultdict(int)
+        done = 0
+        scan = 0
+        empty: Clock = {}
+        while done < n:
+            if not heap:  # a cycle (should not happen): break it at the lowest node left
+                while indeg[scan] < 0:
+                    scan += 1
+                heapq.heappush(heap, (time[scan], scan))
+            _, u = heapq.heappop(heap)
+            if indeg[u] < 0:
+                continue
+            indeg[u] = -1
+            done += 1
+            clock = clocks[u] or empty
+            clocks[u] = None
+            if u < nt and first[u + 1] > first[u]:
+                k = self.key[u]
+                seq = seqs[k] + 1
+                seqs[k] = seq
+                clock = dict(clock)
+                clock[k] = seq
+                on_task(u, k, seq, clock)
+            for v in succ[u]:
+                cv = clocks[v]
+                if cv is None:
+                    clocks[v] = clock
+                elif cv is not clock:
+                    if not owned[v]:
+                        cv = dict(cv)
+                        owned[v] = True
+                        clocks[v] = cv
+                    for key, val in clock.items():
+                        if cv.get(key, 0) < val:
+                            cv[key] = val
+                if indeg[v] > 0:
+                    indeg[v] -= 1
+                    if indeg[v] == 0:
+                        heapq.heappush(heap, (time[v], v))
+
+
+def _task_site(trace: Any, task: int) -> tuple[str, int]:
+    return trace.call_site(int(trace.tasks["call"][task]))
+
+
+def _alloc_site(trace: Any, alloc: int) -> tuple[str, int]:
+    c = int(trace.allocs["call"][alloc])
+    return trace.call_site(c) if c >= 0 else ("", 0)
+
+
+def _stream_name(trace: Any, oid: int) -> str:
+    label = trace.string(int(trace.objects["label"][oid])).split(" of ")[0]
+    c = int(trace.objects["call"][oid])
+    if label.startswith("default stream") or c < 0:
+        return f"the {label}" if label.startswith("default") else label
+    f, ln = trace.call_site(c)
+    return f"{label} (created at {f}:{ln})"
+
+
+def _thread_name(trace: Any, th: int) -> str:
+    if 0 <= th < trace.threads.rows:
+        return f"thread {th} ({trace.string(int(trace.threads['name'][th]))})"
+    return f"thread {th}"
+
+
+def _where(trace: Any, key: int) -> str:
+    return _stream_name(trace, key) if key >= 0 else f"the host ({_thread_name(trace, -1 - key)})"
+
+
+def _describe(trace: Any, ref: Ref, write: bool) -> str:
+    task = ref[2]
+    c = int(trace.tasks["call"][task])
+    f, ln = trace.call_site(c)
+    kind = TASK_KINDS[int(trace.tasks["kind"][task])]
+    verb = "writes" if write else "reads"
+    how = "queued on" if ref[0] >= 0 else "done synchronously by"
+    what = "copy" if kind in ("H2D", "D2H", "D2D", "H2H") else "task"
+    return f"{trace.call_name(c)} at {f}:{ln} ({kind} {what} {how} {_where(trace, ref[0])}) {verb}"
+
+
+def _race_finding(trace: Any, rs: list[_Race]) -> Finding:
+    r = rs[0]
+    tasks = trace.tasks
+    c1, c2 = int(tasks["call"][r.first[2]]), int(tasks["call"][r.second[2]])
+    f1, l1 = trace.call_site(c1)
+    f2, l2 = trace.call_site(c2)
+    a = trace.allocs
+    af, al = _alloc_site(trace, r.alloc)
+    acall = int(a["call"][r.alloc])
+    api = trace.call_name(acall) if acall >= 0 else "?"
+    size = int(a["requested"][r.alloc])
+    hazard = ("write-write" if r.first_write and r.second_write else
+              "read-after-write" if r.first_write else "write-after-read")
+    n = len(rs)
+    times = f" It happened {n} times at the same two lines (e.g. in a loop)." if n > 1 else ""
+    msg = (f"Data race ({hazard}) on the {human_bytes(size)} buffer allocated at {af}:{al} "
+           f"({api}): bytes [{r.lo}, {r.hi}) are touched by two operations that nothing "
+           f"orders.{times}\n"
+           f"  first:  {_describe(trace, r.first, r.first_write)}\n"
+           f"  second: {_describe(trace, r.second, r.second_write)}\n"
+           "Rule: tasks on different streams, and a stream and the host, run in any order "
+           "unless an event (record_event + stream_wait_event) or a synchronize orders them; "
+           "this run's timing is luck, not a guarantee.\n"
+           f"Fix: {_race_fix(trace, r, (f1, l1), (f2, l2))}")
+    calls = tuple(sorted({int(tasks["call"][x.first[2]]) for x in rs}
+                         | {int(tasks["call"][x.second[2]]) for x in rs}))
+    streams = tuple(sorted({k for x in rs for k in (x.first[0], x.second[0]) if k >= 0}))
+    threads = tuple(sorted({int(trace.calls["thread"][c]) for c in calls}))
+    ids = {"tasks": tuple(sorted({t for x in rs for t in (x.first[2], x.second[2])})),
+           "allocs": tuple(sorted({x.alloc for x in rs})), "streams": streams,
+           "threads": threads}
+    return Finding("race", "error", msg, f2, l2, calls, ids, ((f1, l1), (f2, l2), (af, al)))
+
+
+def _race_fix(trace: Any, r: _Race, s1: tuple[str, int], s2: tuple[str, int]) -> str:
+    k1, k2 = r.first[0], r.second[0]
+    calls = trace.calls
+    th1 = int(calls["thread"][int(trace.tasks["call"][r.first[2]])])
+    th2 = int(calls["thread"][int(trace.tasks["call"][r.second[2]])])
+    x = f"the call at line {s1[1]}"
+    y = f"the call at line {s2[1]}"
+    threads = ""
+    if th1 != th2:
+        threads = (f" The two calls are made by different threads ({_thread_name(trace, th1)}"
+                   f" and {_thread_name(trace, th2)}): the record_event must also be issued "
+                   "before the stream_wait_event, so order the threads too (join the first, or "
+                   "a threading.Event).")
+    if k1 >= 0 and k2 >= 0:
+        a, b = _stream_name(trace, k1), _stream_name(trace, k2)
+        return (f"record an event on {a} after {x} (acl.rt.record_event(event, stream_a)) "
+                f"and make {b} wait on it (acl.rt.stream_wait_event(stream_b, event)) before "
+                f"{y}; or call acl.rt.synchronize_stream(stream_a) between them." + threads)
+    if k1 >= 0:
+        a = _stream_name(trace, k1)
+        return (f"call acl.rt.synchronize_stream on {a} (or record an event after {x} and "
+                f"acl.rt.synchronize_event it) before {y}, so the host only touches the "
+                "buffer once the stream is done with it." + threads)
+    if k2 >= 0:
+        b = _stream_name(trace, k2)
+        return (f"make sure {x} (on the host) has finished before {y} queues work on {b}: "
+                "issue both from one thread, or join the first thread (threading.Event, "
+                "Thread.join) before queueing." + threads)
+    return (f"the two host threads touch the buffer without any ordering: finish {x} before "
+            f"{y} (join the thread, or a threading.Event / Lock)." + threads)
+
+
+# =============================================================================== waits
+def waits_before_record(trace: Any) -> list[Finding]:
+    """stream_wait_event before any record_event: 107000 (legacy) or a wait that does nothing."""
+    dg = trace.diags
+    hits: dict[tuple[str, int, bool], list[int]] = defaultdict(list)
+    for j in range(dg.rows):
+        c = int(dg["call"][j])
+        if c < 0:
+            continue
+        kind = trace.string(int(dg["kind"][j]))
+        text = trace.string(int(dg["message"][j]))
+        if kind == "wait_before_record":
+            new_mode = True
+        elif (kind == "error" and "has not been recorded" in text
+              and trace.call_name(c) == "acl.rt.stream_wait_event"):
+            new_mode = False
+        else:
+            continue
+        f, ln = trace.call_site(c)
+        hits[(f, ln, new_mode)].append(c)
+    out: list[Finding] = []
+    for (f, ln, new_mode), cs in sorted(hits.items()):
+        out.append(_wait_finding(trace, f, ln, new_mode, cs))
+    return out
+
+
+def _event_of_call(trace: Any, c: int, arg: int,
+                   events: dict[int, list[tuple[int, int]]] | None = None) -> int:
+    """The event object passed as argument ``arg`` of call ``c`` (-1 if unknown)."""
+    args = trace.call_args(c)
+    h = args[arg] if len(args) > arg else None
+    if events is None:
+        events = _events_by_handle(trace)
+    best = -1
+    for created, oid in events.get(h, []) if isinstance(h, int) else []:
+        if created <= c:
+            best = oid
+    return best
+
+
+def _events_by_handle(trace: Any) -> dict[int, list[tuple[int, int]]]:
+    """Event handle -> [(creating call, object id)] in creation order."""
+    o = trace.objects
+    out: dict[int, list[tuple[int, int]]] = defaultdict(list)
+    for i in range(o.rows):
+        if int(o["kind"][i]) == _OBJ_EVENT:
+            out[int(o["handle"][i])].append((int(o["call"][i]), i))
+    return out
+
+
+def _wait_finding(trace: Any, f: str, ln: int, new_mode: bool, cs: list[int]) -> Finding:
+    c = cs[0]
+    events = _events_by_handle(trace)
+    ev = _event_of_call(trace, c, 1, events)
+    o = trace.objects
+    ev_txt = "the event"
+    ids: dict[str, tuple[int, ...]] = {}
+    later = ""
+    if ev >= 0:
+        label = trace.string(int(o["label"][ev]))
+        ec = int(o["call"][ev])
+        ef, el = trace.call_site(ec)
+        ev_txt = f"{label} (created at {ef}:{el} by {trace.call_name(ec)})"
+        ids["events"] = (ev,)
+        for r in trace.calls_named("acl.rt.record_event"):
+            r = int(r)
+            if r > c and int(trace.calls["ret"][r]) == 0 and \
+                    _event_of_call(trace, r, 0, events) == ev:
+                rf, rl = trace.call_site(r)
+                later = (f" It is recorded only later, by acl.rt.record_event at {rf}:{rl}: "
+                         "move that record (after the work to wait for) before the wait.")
+                break
+    n = len(cs)
+    times = f" ({n} times at this line)" if n > 1 else ""
+    if new_mode:
+        msg = (f"acl.rt.stream_wait_event at {f}:{ln}{times} waits on {ev_txt}, a new-mode "
+               "event (create_event_ex_with_flag) that had never been recorded: the call "
+               "returns success but the wait does nothing, so it orders nothing — the stream "
+               "goes ahead without waiting for anything. Rule: record first "
+               "(acl.rt.record_event(event, producer_stream) after the producer's work), then "
+               "wait; a new-mode wait uses the latest record made before it." + later +
+               " Fix: call acl.rt.record_event on the producing stream before "
+               "acl.rt.stream_wait_event.")
+        sev = "warning"
+    else:
+        msg = (f"acl.rt.stream_wait_event at {f}:{ln}{times} returned 107000 "
+               f"(ACL_ERROR_RT_PARAM_INVALID): {ev_txt} had never been recorded. Rule: a "
+               "legacy event (create_event / create_event_with_flag) must be recorded with "
+               "acl.rt.record_event before any stream waits on it; waiting first is an error, "
+               "not a wait, so nothing was ordered." + later +
+               " Fix: call acl.rt.record_event(event, producer_stream) after the work to wait "
+               "for, then acl.rt.stream_wait_event(consumer_stream, event), and check ret.")
+        sev = "warning"
+    return Finding("wait_before_record", sev, msg, f, ln, tuple(cs), ids, ((f, ln),))
+
+
+# =============================================================================== deadlocks
+_THREAD_RE = re.compile(r"^thread (\d+) ")
 
 
 def deadlocks(trace: Any) -> list[Finding]:
-    """Deadlocks the runtime detected (each one ended a wait with DeadlockError)."""
+    """Deadlocks the runtime detected (each one ended a wait with DeadlockError).
+
+    The message gives the stuck thread and call, then the wait-for chain from the trace —
+    each stream's stuck task with the call (file:line) that queued it, the event it waits
+    for and the record/reset calls involved — ending in a cycle or an unsatisfiable wait.
+    """
     out: list[Finding] = []
     dg = trace.diags
     for j in range(dg.rows):
         if trace.string(int(dg["kind"][j])) != "deadlock":
             continue
         cid = int(dg["call"][j])
-        file, line = trace.call_site(cid) if cid >= 0 else ("", 0)
-        out.append(Finding("deadlock", "error", trace.string(int(dg["message"][j])), file,
-                           line, (cid,) if cid >= 0 else (), {}, ((file, line),)))
+        out.append(_deadlock_finding(trace, cid, trace.string(int(dg["message"][j]))))
     return out
 
 
-CHECKS: tuple[Callable[[Any], list[Finding]], ...] = (deadlocks,)
+def _deadlock_finding(trace: Any, cid: int, report: str) -> Finding:
+    file, line = trace.call_site(cid) if cid >= 0 else ("", 0)
+    lines = report.splitlines()
+    summary = lines[0].removeprefix("deadlock: ") if lines else "a wait can never finish"
+    sites: list[tuple[str, int]] = [(file, line)]
+    calls: list[int] = [cid] if cid >= 0 else []
+    ids: dict[str, set[int]] = defaultdict(set)
+    parts = [f"Deadlock: {summary}."]
+    if cid >= 0:
+        th = int(trace.calls["thread"][cid])
+        ids["threads"].add(th)
+        parts.append(f"Stuck: {_thread_name(trace, th)} in {trace.call_name(cid)} at "
+                     f"{file}:{line}, which would never return on real hardware.")
+    chain, rule = _wait_chain(trace, cid, ids, calls) if cid >= 0 else ([], "")
+    if chain:
+        parts.append("Wait-for chain:")
+        parts.extend(f"  {i + 1}. {text}" for i, text in enumerate(chain))
+    others = [ln for ln in lines[1:] if "blocked in the emulator" in ln]
+    for ln in others:
+        m = _THREAD_RE.match(ln.strip())
+        if m:
+            th = int(m.group(1))
+            ids["threads"].add(th)
+            oc = _last_wait_call(trace, th, cid)
+            if oc >= 0:
+                of, ol = trace.call_site(oc)
+                sites.append((of, ol))
+                calls.append(oc)
+                parts.append(f"Also stuck: {_thread_name(trace, th)} in "
+                             f"{trace.call_name(oc)} at {of}:{ol}.")
+                continue
+        parts.append("Also stuck: " + ln.strip())
+    if not chain:
+        parts.append("Runtime report:\n" + "\n".join(lines[1:]))
+    if rule:
+        parts.append(rule)
+    for c in calls[1:]:
+        s = trace.call_site(c)
+        if s not in sites:
+            sites.append(s)
+    return Finding("deadlock", "error", "\n".join(parts), file, line,
+                   tuple(dict.fromkeys(calls)), {k: tuple(sorted(v)) for k, v in ids.items()},
+                   tuple(sites))
+
+
+_WAITS = ("acl.rt.synchronize", "acl.rt.process_report", "acl.util.stop_thread",
+          "acl.rt.destroy", "acl.rt.reset_device", "acl.finalize")
+
+
+def _last_wait_call(trace: Any, th: int, cid: int) -> int:
+    calls = trace.calls
+    limit = int(calls["end_ns"][cid]) if cid >= 0 else 1 << 62
+    best = -1
+    for c in range(calls.rows):
+        if int(calls["thread"][c]) == th and int(calls["start_ns"][c]) <= limit and \
+                trace.call_name(c).startswith(_WAITS):
+            best = c
+    return best
+
+
+def _wait_chain(trace: Any, cid: int, ids: dict[str, set[int]],
+                calls: list[int]) -> tuple[list[str], str]:
+    """Each stuck stream's blocking task, followed from the waiting call; and the rule."""
+    tasks = trace.tasks
+    nt = tasks.rows
+    t_stream, t_call = tasks["stream"], tasks["call"]
+    t_start, t_end, t_kind, t_event = (tasks["start_ns"], tasks["end_ns"], tasks["kind"],
+                                       tasks["event"])
+    name = trace.call_name(cid)
+    args = trace.call_args(cid)
+
+    def stuck_head(s: int) -> int:
+        for t in range(nt):
+            if int(t_stream[t]) == s and int(t_call[t]) < cid and \
+                    (int(t_start[t]) < 0 or int(t_end[t]) < 0):
+                return t
+        return -1
+
+    def stream_by_handle(h: Any) -> int:
+        o = trace.objects
+        if h == 0:
+            ctx = int(trace.calls["ctx"][cid])
+            for i in range(o.rows):
+                if int(o["kind"][i]) == _OBJ_STREAM and int(o["ctx"][i]) == ctx and \
+                        trace.string(int(o["label"][i])).startswith("default stream"):
+                    return i
+        for i in range(o.rows):
+            if int(o["kind"][i]) == _OBJ_STREAM and int(o["handle"][i]) == h:
+                return i
+        return -1
+
+    start: list[int] = []
+    if name.startswith(("acl.rt.synchronize_stream", "acl.rt.destroy_stream")) and args:
+        s = stream_by_handle(args[0])
+        if s >= 0:
+            start = [s]
+    elif name.startswith("acl.rt.synchronize_event"):
+        ev = _event_of_call(trace, cid, 0)
+        recs = [t for t in range(nt) if int(t_event[t]) == ev and int(t_call[t]) < cid
+                and TASK_KINDS[int(t_kind[t])] == "event_record"]
+        if recs:
+            start = [int(t_stream[recs[-1]])]
+    elif not name.startswith(("acl.rt.process_report", "acl.util.stop_thread")):
+        start = sorted({int(t_stream[t]) for t in range(nt) if int(t_stream[t]) >= 0
+                        and int(t_call[t]) < cid and int(t_start[t]) < 0})
+    out: list[str] = []
+    rule = ""
+    first = True
+    for s0 in start:
+        seen: list[int] = []
+        s = s0
+        while s >= 0:
+            if s in seen:
+                out.append(f"... which is {_stream_name(trace, s)} again: a cycle, so none of "
+                           "these streams can ever move.")
+                rule = ("Rule: a stream runs its tasks in order, so a wait queued before the "
+                        "record it depends on (directly or through other streams) can never "
+                        "finish. Fix: queue each record_event before any wait that depends on "
+                        "it, or reset events only after every wait on them has run.")
+                break
+            seen.append(s)
+            ids["streams"].add(s)
+            head = stuck_head(s)
+            who = _thread_name(trace, int(trace.calls["thread"][cid]))
+            prefix = (f"{who} waits (in {name}) for {_stream_name(trace, s)}, "
+                      if first else f"{_stream_name(trace, s)}, ")
+            first = False
+            if head < 0:
+                out.append(prefix + "which has no stuck task in the trace.")
+                break
+            ids["tasks"].add(head)
+            hc = int(t_call[head])
+            calls.append(hc)
+            hf, hl = trace.call_site(hc)
+            kind = TASK_KINDS[int(t_kind[head])]
+            if kind == "event_wait":
+                ev = int(t_event[head])
+                ids["events"].add(ev)
+                evl = trace.string(int(trace.objects["label"][ev]))
+                recs = [t for t in range(head) if int(t_event[t]) == ev
+                        and TASK_KINDS[int(t_kind[t])] == "event_record"]
+                text = (prefix + f"which is stuck at its stream_wait_event on {evl} queued by "
+                        f"{trace.call_name(hc)} at {hf}:{hl}")
+                if not recs:
+                    out.append(text + ", and that event is never recorded.")
+                    break
+                rec = recs[-1]
+                rc = int(t_call[rec])
+                calls.append(rc)
+                rf, rl = trace.call_site(rc)
+                if int(t_start[rec]) < 0:
+                    out.append(text + f"; the record it needs (acl.rt.record_event at {rf}:{rl}) "
+                               f"is queued on {_stream_name(trace, int(t_stream[rec]))} behind "
+                               "a task that cannot run:")
+                    s = int(t_stream[rec])
+                    continue
+                resets = [t for t in range(rec + 1, nt) if int(t_event[t]) == ev
+                          and TASK_KINDS[int(t_kind[t])] == "event_reset"
+                          and int(t_start[t]) >= 0 and t < head]
+                later = [t for t in range(resets[0] + 1, nt) if int(t_event[t]) == ev
+                         and TASK_KINDS[int(t_kind[t])] == "event_record"] if resets else []
+                if later and int(t_start[later[0]]) < 0:
+                    z, rec = resets[0], later[0]
+                    zf, zl = trace.call_site(int(t_call[z]))
+                    rf, rl = trace.call_site(int(t_call[rec]))
+                    calls.extend((int(t_call[z]), int(t_call[rec])))
+                    text += (f"; the event was reset by acl.rt.reset_event at {zf}:{zl}, so "
+                             f"the wait needs the next record, acl.rt.record_event at "
+                             f"{rf}:{rl}, which is queued on "
+                             f"{_stream_name(trace, int(t_stream[rec]))} behind a task that "
+                             "cannot run:")
+                    out.append(text)
+                    s = int(t_stream[rec])
+                    continue
+                if resets:
+                    z = resets[0]
+                    zc = int(t_call[z])
+                    calls.append(zc)
+                    zf, zl = trace.call_site(zc)
+                    out.append(text + f"; the event was recorded by acl.rt.record_event at "
+                               f"{rf}:{rl}, then reset by acl.rt.reset_event at {zf}:{zl} "
+                               f"(on {_stream_name(trace, int(t_stream[z]))}) before this wait "
+                               "ran, and no later record_event is queued"
+                               ": this wait can never be satisfied.")
+                    rule = ("Rule: reset_event returns the event to 'not recorded'; a wait "
+                            "queued after the reset needs a new record_event. Fix: reset the "
+                            "event only after every stream that waits on it has waited (reset "
+                            "it on the waiting stream right after stream_wait_event), or record "
+                            "it again before the wait.")
+                else:
+                    out.append(text + f" (record at {rf}:{rl}).")
+                break
+            if kind == "callback":
+                out.append(prefix + f"which is held by a blocking callback launched by "
+                           f"{trace.call_name(hc)} at {hf}:{hl}: it can only run in its "
+                           "subscribed thread's acl.rt.process_report, and that thread cannot "
+                           "call it (it has exited, is not subscribed, or is the one waiting).")
+                rule = ("Rule: ACL_CALLBACK_BLOCK holds the stream until the callback returns, "
+                        "and the callback runs only inside acl.rt.process_report of the thread "
+                        "subscribed to that stream. Fix: keep a separate report thread "
+                        "subscribed and calling process_report until after the last "
+                        "synchronize, and unsubscribe only then.")
+                break
+            out.append(prefix + f"which is stuck at task {head} ({kind}) queued by "
+                       f"{trace.call_name(hc)} at {hf}:{hl}.")
+            break
+    return out, rule
+
+
+CHECKS: tuple[Callable[[Any], list[Finding]], ...] = (races, waits_before_record, deadlocks)

@@ -1,0 +1,563 @@
+"""Memory checks: frees that go wrong, and tasks or calls that touch memory they should not.
+
+Kinds (compute-sanitizer's memcheck/initcheck taxonomy, for pyACL buffers):
+
+- ``double_free``: a free of an allocation that was already freed;
+- ``invalid_free``: a pointer that allocator never handed out (the middle of an allocation,
+  an unknown address, pageable Python memory, ``free`` and ``free_host`` mixed up);
+- ``use_after_free``: a call given a pointer into an allocation after its explicit free;
+- ``free_in_flight``: a free while a task queued before it still used the allocation;
+- ``out_of_bounds``: a copy, memset, op or model I/O range past the allocation's end;
+- ``uninitialized_read``: a task read bytes that nothing ever wrote.
+
+Evidence comes from the trace only: pointer arguments are recorded relative to their
+allocation (also into freed ones), the ``frees`` table says which free was explicit, the
+``failures`` table has the runtime's reason for each failed task, ``accesses`` the ranges each
+task touched and ``uninit`` the bytes read before any write. Repeated mistakes at one call site
+(a loop) are one finding with a count, as ``leaks`` groups by allocating line.
+"""
+
+from __future__ import annotations
+
+import re
+import weakref
+from collections import defaultdict
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..schema import ALLOC_KINDS, ARG_PTR, PTR_OFFSET_MASK, PTR_SHIFT
+from .base import Finding, human_bytes
+
+#: Free APIs -> the allocation kind each one releases (allocs.kind).
+FREE_APIS = {"acl.rt.free": 0, "acl.rt.free_host": 1, "acl.media.dvpp_free": 2}
+#: Allocation kind -> the API that frees it.
+FREE_OF_KIND = {0: "acl.rt.free", 1: "acl.rt.free_host", 2: "acl.media.dvpp_free"}
+_ACL_ERROR_INVALID = 107000
+_ACL_ERROR_NULL = 100000
+_FREED_REASON = "was freed before the task ran"
+_PAST_END = re.compile(r"runs (\d+) bytes past the end of .*?\((\d+) bytes\)")
+#: At most this many distinct sites are spelled out in one message.
+_MAX_SITES = 4
+
+
+# --------------------------------------------------------------------------- evidence
+@dataclass
+class _Evidence:
+    """What several checks need, computed once per trace (nothing here changes the trace).
+
+    It refers to its trace weakly, so the cache below never keeps a trace alive.
+    """
+
+    trace_ref: weakref.ref[Any]
+    #: alloc row -> the call that freed it explicitly (``frees.how == 0``).
+    freed_by: dict[int, int] = field(default_factory=dict)
+    #: pointer arguments: (call, alloc row, offset) for every ARG_PTR value.
+    ptr_args: list[tuple[int, int, int]] = field(default_factory=list)
+    strings: tuple[str, ...] = ()
+    files: list[int] = field(default_factory=list)
+    lines: list[int] = field(default_factory=list)
+    alloc_calls: list[int] = field(default_factory=list)
+    alloc_kinds: list[int] = field(default_factory=list)
+    #: failed free call -> its classification (see ``_classify_free``).
+    free_mistakes: dict[int, tuple[str, str, int] | None] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, trace: Any) -> _Evidence:
+        """The evidence of ``trace``, gathered once and shared by the checks of one run."""
+        ev = _CACHE.get(trace)
+        if ev is None:
+            ev = _CACHE[trace] = cls.gather(trace)
+        return ev
+
+    @classmethod
+    def gather(cls, trace: Any) -> _Evidence:
+        """Gather the free map and the decoded pointer arguments of ``trace``."""
+        ev = cls(weakref.ref(trace))
+        ev.strings = trace.strings
+        ev.files = trace.calls["file"].tolist()
+        ev.lines = trace.calls["line"].tolist()
+        ev.alloc_calls = trace.allocs["call"].tolist()
+        ev.alloc_kinds = trace.allocs["kind"].tolist()
+        f = trace.frees
+        for j in range(f.rows):
+            i = int(f["alloc"][j])
+            if i >= 0 and int(f["how"][j]) == 0:
+                ev.freed_by.setdefault(i, int(f["call"][j]))
+        kinds, vals = trace.args["kind"], trace.args["value"]
+        rows = np.nonzero(kinds == ARG_PTR)[0]
+        if len(rows) and trace.calls.rows:
+            owner = np.searchsorted(trace.calls["arg_start"], rows, side="right") - 1
+            v = vals[rows].astype(np.int64)
+            allocs, offs = v >> PTR_SHIFT, v & PTR_OFFSET_MASK
+            ev.ptr_args = list(zip(owner.tolist(), allocs.tolist(), offs.tolist(), strict=True))
+        return ev
+
+    @property
+    def trace(self) -> Any:
+        """The trace this evidence was gathered from."""
+        return self.trace_ref()
+
+    def site(self, cid: int) -> tuple[str, int]:
+        """(file, line) of call ``cid`` (a faster ``Trace.call_site``)."""
+        return self.strings[self.files[cid]], self.lines[cid]
+
+    def where(self, cid: int) -> str:
+        """'file:line' of call ``cid``."""
+        return f"{self.strings[self.files[cid]]}:{self.lines[cid]}"
+
+    def alloc_call(self, alloc: int) -> int:
+        """The call that made allocation row ``alloc``."""
+        return self.alloc_calls[alloc]
+
+    def alloc_kind(self, alloc: int) -> int:
+        """allocs.kind of ``alloc``."""
+        return self.alloc_kinds[alloc]
+
+
+#: Evidence per live trace, so the six checks of one ``run_checks`` gather it once.
+_CACHE: weakref.WeakKeyDictionary[Any, _Evidence] = weakref.WeakKeyDictionary()
+
+
+def _sites_text(ev: _Evidence, cids: Iterable[int]) -> str:
+    """Distinct file:line of ``cids`` in first-seen order, a few spelled out."""
+    seen: list[str] = []
+    for c in cids:
+        w = ev.where(c)
+        if w not in seen:
+            seen.append(w)
+    if len(seen) > _MAX_SITES:
+        return ", ".join(seen[:_MAX_SITES]) + f" and {len(seen) - _MAX_SITES} more"
+    return ", ".join(seen)
+
+
+def _times(n: int) -> str:
+    """'' for one occurrence, ' (N times)' for more."""
+    return "" if n == 1 else f" ({n} times)"
+
+
+def _alloc_text(ev: _Evidence, allocs: Iterable[int]) -> str:
+    """How a message names the allocations of a finding, by allocating line.
+
+    'the device allocation from prog.py:12 (acl.rt.malloc, 100 bytes)', or for a loop
+    '10 device allocations from prog.py:12 (acl.rt.malloc, 100 bytes the first)'.
+    """
+    rows = list(dict.fromkeys(allocs))
+    if not rows:
+        return "an allocation"
+    t = ev.trace
+    a = rows[0]
+    call = ev.alloc_call(a)
+    what = ALLOC_KINDS[ev.alloc_kind(a)].replace("_", " ")
+    size = human_bytes(int(t.allocs["requested"][a]))
+    same = [x for x in rows if ev.where(ev.alloc_call(x)) == ev.where(call)]
+    if len(same) == 1:
+        text = f"the {what} allocation from {ev.where(call)} ({t.call_name(call)}, {size})"
+    else:
+        text = (f"{len(same)} {what} allocations from {ev.where(call)} ({t.call_name(call)}, "
+                f"{size} the first)")
+    kept = set(same)
+    others = [ev.alloc_call(x) for x in rows if x not in kept]
+    if others:
+        text += f" and allocations from {_sites_text(ev, others)}"
+    return text
+
+
+@dataclass
+class _Group:
+    """Occurrences of one mistake at one call site, reported as one finding."""
+
+    main: list[int] = field(default_factory=list)
+    others: list[int] = field(default_factory=list)
+    allocs: list[int] = field(default_factory=list)
+    tasks: list[int] = field(default_factory=list)
+    amounts: list[int] = field(default_factory=list)
+
+    def finding(self, ev: _Evidence, kind: str, severity: str, message: str) -> Finding:
+        """The Finding for this group, at its first main call."""
+        file, line = ev.site(self.main[0])
+        calls = tuple(dict.fromkeys(self.main + self.others))
+        sites = tuple(dict.fromkeys(ev.site(c) for c in calls))
+        ids = {"allocs": tuple(dict.fromkeys(self.allocs)),
+               "tasks": tuple(dict.fromkeys(self.tasks))}
+        return Finding(kind, severity, message, file, line, calls, ids, sites)
+
+
+def _grouped(groups: dict[tuple[Any, ...], _Group]) -> list[tuple[tuple[Any, ...], _Group]]:
+    """Groups in source order (file, line of their first main call; then the rest of the key)."""
+    return sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1], str(kv[0][2:])))
+
+
+def _site_key(ev: _Evidence, cid: int, *rest: Any) -> tuple[Any, ...]:
+    file, line = ev.site(cid)
+    return (file, line, *rest)
+
+
+# --------------------------------------------------------------------------- frees
+def _free_calls(trace: Any) -> list[int]:
+    out: list[int] = []
+    for name in FREE_APIS:
+        out.extend(int(c) for c in trace.calls_named(name))
+    return sorted(out)
+
+
+def _classify_free(ev: _Evidence, cid: int) -> tuple[str, str, int] | None:
+    """(kind, reason, alloc) for a failed free call, or None if it is not a free mistake."""
+    if cid not in ev.free_mistakes:
+        ev.free_mistakes[cid] = _classify_free_now(ev, cid)
+    return ev.free_mistakes[cid]
+
+
+def _classify_free_now(ev: _Evidence, cid: int) -> tuple[str, str, int] | None:
+    t = ev.trace
+    ret = int(t.calls["ret"][cid])
+    if ret == 0:
+        return None
+    args = t.call_args(cid)
+    arg = args[0] if args else None
+    if isinstance(arg, tuple):
+        _, alloc, off = arg
+        first = ev.freed_by.get(alloc)
+        if first is not None and first < cid:
+            return ("double_free" if off == 0 else "invalid_free",
+                    "double" if off == 0 else "middle_freed", alloc)
+        if ret != _ACL_ERROR_INVALID:
+            return None
+        kind = ev.alloc_kind(alloc)
+        if kind == 3:
+            return "invalid_free", "pageable", alloc
+        if off:
+            return "invalid_free", "middle", alloc
+        if FREE_APIS[t.call_name(cid)] != kind:
+            return "invalid_free", "wrong_api", alloc
+        return None
+    if ret == _ACL_ERROR_NULL and (arg is None or arg == 0):
+        return "invalid_free", "null", -1
+    if ret == _ACL_ERROR_INVALID and isinstance(arg, int):
+        return "invalid_free", "unknown", -1
+    return None
+
+
+def double_frees(trace: Any) -> list[Finding]:
+    """Frees of an allocation that an earlier explicit free already released."""
+    ev = _Evidence.of(trace)
+    groups: dict[tuple[Any, ...], _Group] = defaultdict(_Group)
+    for cid in _free_calls(trace):
+        got = _classify_free(ev, cid)
+        if got is None or got[0] != "double_free":
+            continue
+        alloc = got[2]
+        g = groups[_site_key(ev, cid)]
+        g.main.append(cid)
+        g.others += [ev.freed_by[alloc], ev.alloc_call(alloc)]
+        g.allocs.append(alloc)
+    out: list[Finding] = []
+    for (file, line), g in _grouped(groups):
+        api = trace.call_name(g.main[0])
+        n = len(g.main)
+        firsts = [ev.freed_by[a] for a in g.allocs]
+        msg = (f"{api} at {file}:{line} freed memory that was already freed"
+               f"{_times(n)}: {_alloc_text(ev, g.allocs)} was first freed at "
+               f"{_sites_text(ev, firsts)}; the second free failed with 107000. "
+               "Rule: free each allocation exactly once; after the first free the pointer is "
+               "dangling and the allocator may already have given its address to someone else. "
+               "Fix: remove the second free, or set the variable to None (or 0) right after "
+               "freeing it and only free pointers that are still set.")
+        out.append(g.finding(ev, "double_free", "error", msg))
+    return out
+
+
+_INVALID_TEXT = {
+    "middle": ("{api} at {file}:{line} was given a pointer {off} into {alloc}, not its start",
+               "free takes exactly the address malloc returned, never an address inside the "
+               "block",
+               "pass the pointer malloc returned (keep it in its own variable and do the "
+               "pointer arithmetic on a copy)"),
+    "middle_freed": ("{api} at {file}:{line} was given a pointer {off} into {alloc}, which "
+                     "had already been freed at {first}",
+                     "free takes exactly the address malloc returned, and only once",
+                     "free the start address once, and drop pointers into it afterwards"),
+    "pageable": ("{api} at {file}:{line} was given pageable host memory: {alloc}, a Python "
+                 "(numpy/bytes) buffer",
+                 "acl.rt.free, free_host and dvpp_free release only memory their own "
+                 "allocator handed out; Python owns numpy and bytes buffers",
+                 "do not free it: drop the last reference and Python releases it; if you "
+                 "need page-locked memory, get it from acl.rt.malloc_host and free it with "
+                 "acl.rt.free_host"),
+    "wrong_api": ("{api} at {file}:{line} was given {alloc}, which {api} does not release",
+                  "every allocator has its own free: acl.rt.malloc -> acl.rt.free, "
+                  "acl.rt.malloc_host -> acl.rt.free_host, acl.media.dvpp_malloc -> "
+                  "acl.media.dvpp_free",
+                  "call {right}(ptr) for this pointer"),
+    "unknown": ("{api} at {file}:{line} was given {addr}, an address no allocator handed out",
+                "free only pointers returned by the matching malloc, and only once",
+                "pass the pointer acl.rt.malloc (or malloc_host / dvpp_malloc) returned; "
+                "check that the variable was not overwritten or computed"),
+    "null": ("{api} at {file}:{line} was given a null pointer (it failed with 100000)",
+             "free needs a pointer from the matching malloc; a null pointer usually means the "
+             "malloc failed or the variable was never set",
+             "check the malloc's ret before using the pointer, and skip the free when "
+             "nothing was allocated"),
+}
+
+
+def invalid_frees(trace: Any) -> list[Finding]:
+    """Frees of a pointer the allocator never handed out, or given to the wrong free API."""
+    ev = _Evidence.of(trace)
+    groups: dict[tuple[Any, ...], _Group] = defaultdict(_Group)
+    for cid in _free_calls(trace):
+        got = _classify_free(ev, cid)
+        if got is None or got[0] != "invalid_free":
+            continue
+        _, reason, alloc = got
+        g = groups[_site_key(ev, cid, reason)]
+        g.main.append(cid)
+        if alloc >= 0:
+            g.allocs.append(alloc)
+            g.others.append(ev.alloc_call(alloc))
+            if reason == "middle_freed":
+                g.others.append(ev.freed_by[alloc])
+        args = trace.call_args(cid)
+        g.amounts.append(args[0][2] if args and isinstance(args[0], tuple) else
+                         (args[0] if args and isinstance(args[0], int) else 0))
+    out: list[Finding] = []
+    for (file, line, reason), g in _grouped(groups):
+        api = trace.call_name(g.main[0])
+        what, rule, fix = _INVALID_TEXT[reason]
+        right = FREE_OF_KIND.get(ev.alloc_kind(g.allocs[0]), "") if g.allocs else ""
+        first = (_sites_text(ev, (ev.freed_by[a] for a in g.allocs))
+                 if reason == "middle_freed" else "")
+        fields = {"api": api, "file": file, "line": line, "right": right, "first": first,
+                  "off": f"{g.amounts[0]} bytes", "addr": f"{g.amounts[0]:#x}",
+                  "alloc": _alloc_text(ev, g.allocs)}
+        n = len(g.main)
+        msg = (what.format(**fields) + f"{_times(n)}. Rule: {rule.format(**fields)}. "
+               f"Fix: {fix.format(**fields)}.")
+        sev = "warning" if reason == "null" else "error"
+        out.append(g.finding(ev, "invalid_free", sev, msg))
+    return out
+
+
+# --------------------------------------------------------------------------- stale pointers
+def uses_after_free(trace: Any) -> list[Finding]:
+    """Calls given a pointer into an allocation after the program freed it explicitly."""
+    ev = _Evidence.of(trace)
+    free_names = {trace.strings.index(n) for n in FREE_APIS if n in trace.strings}
+    names = trace.calls["name"]
+    groups: dict[tuple[Any, ...], _Group] = defaultdict(_Group)
+    for cid, alloc, _off in ev.ptr_args:
+        first = ev.freed_by.get(alloc)
+        if first is None or first >= cid or int(names[cid]) in free_names:
+            continue
+        g = groups[_site_key(ev, cid)]
+        if g.main and g.main[-1] == cid:
+            continue
+        g.main.append(cid)
+        g.others += [first, ev.alloc_call(alloc)]
+        g.allocs.append(alloc)
+    out: list[Finding] = []
+    for (file, line), g in _grouped(groups):
+        api = trace.call_name(g.main[0])
+        rets = sorted({int(trace.calls["ret"][c]) for c in g.main} - {0})
+        failed = f"; it failed with {', '.join(map(str, rets))}" if rets else ""
+        frees = _sites_text(ev, (ev.freed_by[a] for a in g.allocs))
+        msg = (f"{api} at {file}:{line} used a pointer into {_alloc_text(ev, g.allocs)} "
+               f"after it was freed at {frees}{_times(len(g.main))}{failed}. "
+               "Rule: once memory is freed, every pointer into it is dangling: the next "
+               "malloc may hand the same address to another buffer, so a later copy would "
+               "silently read or overwrite someone else's data. "
+               f"Fix: move the free after the last use at {file}:{line} (or allocate a new "
+               "buffer for this use).")
+        out.append(g.finding(ev, "use_after_free", "error", msg))
+    return out
+
+
+def _stream_label(trace: Any, task: int) -> str:
+    sid = int(trace.tasks["stream"][task])
+    if sid < 0:
+        return "no stream (synchronous)"
+    return str(trace.string(int(trace.objects["label"][sid])))
+
+
+def frees_in_flight(trace: Any) -> list[Finding]:
+    """Frees of memory a task queued before the free had not finished using.
+
+    Evidence: the runtime failed the task because its allocation "was freed before the task
+    ran" (the ``failures`` table), or, on the thread that enqueued it, a task that reads the
+    allocation had started but not ended in virtual time when the free was called.
+    """
+    ev = _Evidence.of(trace)
+    tk, calls, acc = trace.tasks, trace.calls, trace.accesses
+    by_task: dict[int, list[int]] = defaultdict(list)
+    by_alloc: dict[int, list[int]] = defaultdict(list)
+    freed = np.fromiter(ev.freed_by, dtype=np.int64, count=len(ev.freed_by))
+    rows = np.nonzero(np.isin(acc["alloc"], freed))[0]
+    for a, t in zip(acc["alloc"][rows].tolist(), acc["task"][rows].tolist(), strict=True):
+        by_task[t].append(a)
+        by_alloc[a].append(t)
+    task_call = tk["call"].tolist()
+    hits: set[tuple[int, int]] = set()
+    failed: set[int] = set()
+    fl = trace.failures
+    for j in range(fl.rows):
+        if _FREED_REASON not in trace.string(int(fl["reason"][j])):
+            continue
+        t = int(fl["task"][j])
+        for a in by_task.get(t, ()):
+            if ev.freed_by[a] > task_call[t]:
+                hits.add((t, a))
+                failed.add(t)
+    thread = calls["thread"]
+    for a, tasks in by_alloc.items():
+        fcall = ev.freed_by[a]
+        at = int(calls["start_ns"][fcall])
+        for t in tasks:
+            tcall = task_call[t]
+            if tcall >= fcall or thread[tcall] != thread[fcall]:
+                continue
+            start, end = int(tk["start_ns"][t]), int(tk["end_ns"][t])
+            if start < 0 or (start <= at < end):
+                hits.add((t, a))
+    groups: dict[tuple[Any, ...], _Group] = defaultdict(_Group)
+    for t, a in sorted(hits):
+        fcall, tcall = ev.freed_by[a], task_call[t]
+        g = groups[_site_key(ev, fcall)]
+        g.main.append(fcall)
+        g.others += [tcall, ev.alloc_call(a)]
+        g.allocs.append(a)
+        g.tasks.append(t)
+    out: list[Finding] = []
+    for (file, line), g in _grouped(groups):
+        api = trace.call_name(g.main[0])
+        enq = list(dict.fromkeys(task_call[t] for t in g.tasks))
+        queued = ", ".join(dict.fromkeys(f"{trace.call_name(c)} at {ev.where(c)}"
+                                         for c in enq[:_MAX_SITES]))
+        if len(enq) > _MAX_SITES:
+            queued += " and others"
+        streams = " and ".join(dict.fromkeys(_stream_label(trace, t) for t in g.tasks))
+        n = len(set(g.main))
+        ran = ("the task then failed with 507053 because its memory was gone"
+               if any(t in failed for t in g.tasks) else
+               "the task was still reading it when the free returned")
+        msg = (f"{api} at {file}:{line} freed {_alloc_text(ev, g.allocs)} while a task "
+               f"queued earlier by {queued} on {streams} still used it{_times(n)}; {ran}. "
+               f"Rule: {api} does not wait for the device: queued tasks run later, "
+               "so memory must stay allocated until every task using it has finished. "
+               f"Fix: synchronize the stream before the free (acl.rt.synchronize_stream), or "
+               "record an event after the last task that uses the memory and "
+               "acl.rt.synchronize_event it before freeing.")
+        out.append(g.finding(ev, "free_in_flight", "error", msg))
+    return out
+
+
+# --------------------------------------------------------------------------- ranges
+def out_of_bounds(trace: Any) -> list[Finding]:
+    """Copies, memsets, ops and model I/O whose range runs past the allocation's end."""
+    ev = _Evidence.of(trace)
+    tk, acc, a_size = trace.tasks, trace.accesses, trace.allocs["size"]
+    fl = trace.failures
+    task_acc: dict[int, list[int]] = defaultdict(list)
+    for j in np.nonzero(np.isin(acc["task"], fl["task"]))[0].tolist():
+        task_acc[int(acc["task"][j])].append(j)
+    groups: dict[tuple[Any, ...], _Group] = defaultdict(_Group)
+    covered: set[int] = set()
+    for j in range(fl.rows):
+        reason = trace.string(int(fl["reason"][j]))
+        if "past the end" not in reason:
+            continue
+        t = int(fl["task"][j])
+        cid = int(tk["call"][t])
+        covered.add(cid)
+        g = groups[_site_key(ev, cid)]
+        g.main.append(cid)
+        g.tasks.append(t)
+        for k in task_acc.get(t, ()):
+            a = int(acc["alloc"][k])
+            end = int(acc["offset"][k]) + int(acc["length"][k])
+            if a >= 0 and end > int(a_size[a]):
+                g.allocs.append(a)
+                g.others.append(ev.alloc_call(a))
+                g.amounts.append(end - int(a_size[a]))
+        if len(g.amounts) < len(g.main):
+            m = _PAST_END.search(reason)
+            g.amounts.append(int(m.group(1)) if m else 0)
+    dg = trace.diags
+    for j in range(dg.rows):
+        cid = int(dg["call"][j])
+        if cid < 0 or cid in covered or trace.string(int(dg["kind"][j])) != "error":
+            continue
+        m = _PAST_END.search(trace.string(int(dg["message"][j])))
+        if m is None:
+            continue
+        covered.add(cid)
+        g = groups[_site_key(ev, cid)]
+        g.main.append(cid)
+        g.amounts.append(int(m.group(1)))
+        size = int(m.group(2))
+        for c, a, _off in ev.ptr_args:
+            if c == cid and int(a_size[a]) == size:
+                g.allocs.append(a)
+                g.others.append(ev.alloc_call(a))
+                break
+    out: list[Finding] = []
+    for (file, line), g in _grouped(groups):
+        api = trace.call_name(g.main[0])
+        n = len(g.main)
+        far = max(g.amounts) if g.amounts else 0
+        usable = (f", {int(a_size[g.allocs[0]])} bytes usable after the allocator's rounding"
+                if g.allocs else "")
+        msg = (f"{api} at {file}:{line} accessed memory past the end of "
+               f"{_alloc_text(ev, g.allocs)}{usable}: the range ran {far} bytes past its end"
+               f"{_times(n)}; the runtime refused it with 507053. "
+               "Rule: every byte a copy, memset, operator or model reads or writes must lie "
+               "inside one allocation (offset + length <= size). "
+               "Fix: allocate at least offset + length bytes (for models use "
+               "acl.mdl.get_input_size_by_index / get_output_size_by_index), or copy fewer "
+               "bytes.")
+        out.append(g.finding(ev, "out_of_bounds", "error", msg))
+    return out
+
+
+def uninitialized_reads(trace: Any) -> list[Finding]:
+    """Tasks that read device or DVPP bytes nothing had written (compute-sanitizer initcheck).
+
+    Pinned host memory is left out: a program may fill it through Python (ctypes, a numpy
+    view) in ways the emulator cannot see, so a report there could be a false alarm.
+    """
+    ev = _Evidence.of(trace)
+    tk, un = trace.tasks, trace.uninit
+    groups: dict[tuple[Any, ...], _Group] = defaultdict(_Group)
+    for j in range(un.rows):
+        t, a = int(un["task"][j]), int(un["alloc"][j])
+        if a < 0 or ev.alloc_kind(a) not in (0, 2):
+            continue
+        cid = int(tk["call"][t])
+        g = groups[_site_key(ev, cid, ev.site(ev.alloc_call(a)))]
+        g.main.append(cid)
+        g.tasks.append(t)
+        g.amounts.append(int(un["bytes"][j]))
+        g.allocs.append(a)
+        g.others.append(ev.alloc_call(a))
+    out: list[Finding] = []
+    for (file, line, _asite), g in _grouped(groups):
+        api = trace.call_name(g.main[0])
+        n = len(g.main)
+        per = (f"{g.amounts[0]} bytes" if n == 1 else
+               f"{human_bytes(sum(g.amounts))} in all (up to {max(g.amounts)} bytes each time)")
+        msg = (f"{api} at {file}:{line} read {per} of {_alloc_text(ev, g.allocs)} that "
+               f"nothing had written{_times(n)}. "
+               "Rule: malloc'd device memory holds garbage until something writes it (the "
+               "emulator reads zeros; a real device does not), so the result depends on "
+               "leftovers. "
+               "Fix: copy the data in (acl.rt.memcpy / memcpy_async) or acl.rt.memset the "
+               "buffer before the task that reads it, covering every byte it reads, and order "
+               "that write before the read (same stream, or an event).")
+        out.append(g.finding(ev, "uninitialized_read", "error", msg))
+    return out
+
+
+CHECKS: tuple[Callable[[Any], list[Finding]], ...] = (
+    double_frees, invalid_frees, uses_after_free, frees_in_flight, out_of_bounds,
+    uninitialized_reads)
