@@ -1,4 +1,4 @@
-"""The ``acl-lab`` command: ``run`` a pyACL program on the emulator, ``atc`` to convert ONNX.
+"""The ``acl-lab`` command: ``run`` a pyACL program, ``atc`` to convert ONNX, ``export`` a trace.
 
 ``acl-lab run [--profile NAME] [--trace FILE] [--summary FILE] PROG.py [ARGS...]`` runs an
 unmodified program with ``import acl`` resolved to the emulator, keeps its exit code, writes
@@ -40,6 +40,10 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("program", help="the Python program to run")
     sub.add_parser("atc", help="convert an ONNX model to an emulated .om (ATC's flags)",
                    add_help=False)
+    e = sub.add_parser("export", help="convert a saved trace for another viewer")
+    e.add_argument("trace", help="an .acltrace file")
+    e.add_argument("--chrome", metavar="OUT.json", required=True,
+                   help="write Chrome Trace Event JSON (open it in ui.perfetto.dev)")
     r.add_argument("args", nargs=argparse.REMAINDER, help="arguments for the program")
     return p
 
@@ -148,7 +152,23 @@ def main(argv: list[str] | None = None) -> int:
     opts = _parser().parse_args(args)
     if opts.command == "run":
         return run(opts)
+    if opts.command == "export":
+        return export(opts)
     return 2
+
+
+def export(opts: argparse.Namespace) -> int:
+    """``acl-lab export TRACE --chrome OUT.json``: a trace for Perfetto / chrome://tracing."""
+    from .tracer.trace import Trace
+    try:
+        trace = Trace.load(opts.trace)
+    except (OSError, ValueError) as e:
+        print(f"acl-lab export: {e}", file=sys.stderr)
+        return 2
+    trace.save_chrome_trace(opts.chrome)
+    print(f"acl-lab export: wrote {opts.chrome} ({trace.calls.rows} calls, "
+          f"{trace.tasks.rows} tasks)", file=sys.stderr)
+    return 0
 
 
 if __name__ == "__main__":

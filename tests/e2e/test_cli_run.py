@@ -243,3 +243,22 @@ def test_thread_blocked_forever_does_not_hang_run(tmp_path: Path, args: tuple[st
     check_summary_schema(summary)
     assert summary["exit_code"] == run.proc.returncode
     assert run.trace_path.exists()
+
+
+def test_export_writes_chrome_json(tmp_path: Path) -> None:
+    """``acl-lab export T --chrome OUT`` turns a saved trace into Chrome Trace Event JSON, and
+    a bad trace file gives exit 2 with a message instead of a traceback."""
+    done = acl_lab_run(tmp_path, "two_stream_event_75.py")
+    assert done.proc.returncode == 0, done.proc.stderr
+    out = tmp_path / "out.json"
+    cmd = [sys.executable, "-m", "acl_lab.cli", "export", str(done.trace_path), "--chrome",
+           str(out)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT)
+    assert proc.returncode == 0, proc.stderr
+    events = json.loads(out.read_text())["traceEvents"]
+    assert any(e.get("ph") == "X" and e.get("cat") == "task" for e in events)
+    bad = tmp_path / "bad.acltrace"
+    bad.write_text("not json")
+    proc = subprocess.run([*cmd[:4], str(bad), "--chrome", str(out)], capture_output=True,
+                          text=True, timeout=TIMEOUT)
+    assert proc.returncode == 2 and "not valid JSON" in proc.stderr
