@@ -73,6 +73,20 @@ def new_session(**kwargs: Any) -> Session:
     return s
 
 
+_VIEWS = {"timeline", "memory_map", "wait_graph", "race_view", "overlap_figure"}
+
+
+def __getattr__(name: str) -> Any:
+    """Views load on first use (they import plotly; ``import acl_lab`` does not)."""
+    if name in _VIEWS:
+        from .tracer import views
+        return getattr(views, name)
+    if name == "overlap_summary":
+        from .tracer.analysis import overlap_summary
+        return overlap_summary
+    raise AttributeError(f"module 'acl_lab' has no attribute {name!r}")
+
+
 __all__ = ["PROFILES", "AclError", "DeadlockError", "Finding", "Session", "Trace",
            "check_ret", "constants", "current_session", "explain", "findings", "get_profile",
            "install", "new_session", "set_current_session", "uninstall"]

@@ -1,28 +1,17 @@
 """Plotly views of a Trace: pure functions, Trace or Finding in, ``go.Figure`` out.
 
-Only this package imports plotly (``import acl_lab`` does not). No view calls ``show()``;
-notebooks display the returned figure. Names are imported lazily so that importing one view
-does not load the others.
+Only this package imports plotly (``import acl_lab`` does not; importing this package does).
+No view calls ``show()``; notebooks display the returned figure. The functions are bound here
+after their modules load, so ``from acl_lab.tracer.views import timeline`` is the function even
+where a module has the same name.
 """
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import Any
+from .graphs import race_view, wait_graph
+from .memory_map import memory_map
+from .overlap import overlap_figure
+from .style import PlotStyle
+from .timeline import timeline
 
-_WHERE = {
-    "timeline": "timeline",
-    "memory_map": "memory_map",
-    "wait_graph": "graphs",
-    "race_view": "graphs",
-    "overlap_figure": "overlap",
-}
-
-__all__ = sorted(_WHERE)
-
-
-def __getattr__(name: str) -> Any:
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(name)
-    return getattr(import_module(f"{__name__}.{module}"), name)
+__all__ = ["PlotStyle", "memory_map", "overlap_figure", "race_view", "timeline", "wait_graph"]

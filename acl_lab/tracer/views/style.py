@@ -1,0 +1,142 @@
+"""The look of every trace view: colours per task kind, state and severity, lane order, units.
+
+One frozen ``PlotStyle`` holds every choice a view makes about appearance, so the timeline,
+the memory map and the graphs agree (an H2D copy is the same red everywhere, a leak the same
+red as an error). Views take ``style=None`` and build a fresh ``PlotStyle()``; pass your own
+(``dataclasses.replace(PlotStyle(), call_color="#000")``) to change it. Nothing here is mutable:
+the mappings are read-only proxies, so one caller's tweak can never leak into the next call
+(the HTA anti-pattern of a mutated module-level default). This module draws nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+#: Memory-block states (memory map) and their default colours.
+LIVE = "#4c78a8"
+FREED = "#bab0ac"
+LEAKED = "#e45756"
+#: Finding severities and their colours (the same as ``Finding._repr_html_``).
+ERROR = "#c0392b"
+WARNING = "#d68910"
+INFO = "#2471a3"
+
+
+def _ro(d: dict[str, str]) -> Mapping[str, str]:
+    return MappingProxyType(dict(d))
+
+
+def _kind_colors() -> Mapping[str, str]:
+    # Keys are schema.TASK_KINDS; kernels blue and transfers warm, as in Nsight Systems.
+    return _ro({
+        "H2D": "#e45756",
+        "D2H": "#f58518",
+        "D2D": "#b279a2",
+        "H2H": "#9d755d",
+        "memset": "#8c8c8c",
+        "kernel": "#4c78a8",
+        "model": "#54a24b",
+        "event_record": "#eeca3b",
+        "event_wait": "#c08a00",
+        "event_reset": "#d8cf9a",
+        "callback": "#72b7b2",
+        "dvpp": "#e377c2",
+    })
+
+
+def _kind_labels() -> Mapping[str, str]:
+    return _ro({
+        "H2D": "H2D copy", "D2H": "D2H copy", "D2D": "D2D copy", "H2H": "H2H copy",
+        "memset": "memset", "kernel": "kernel / op", "model": "model",
+        "event_record": "event record", "event_wait": "event wait",
+        "event_reset": "event reset", "callback": "callback", "dvpp": "DVPP",
+    })
+
+
+def _engine_colors() -> Mapping[str, str]:
+    return _ro({"copy_h2d": "#e45756", "copy_d2h": "#f58518", "copy_d2d": "#b279a2",
+                "aicore": "#4c78a8", "dvpp": "#e377c2", "host": "#8c8c8c", "none": "#8c8c8c"})
+
+
+def _engine_labels() -> Mapping[str, str]:
+    return _ro({"copy_h2d": "copy engine H2D", "copy_d2h": "copy engine D2H",
+                "copy_d2d": "copy engine D2D", "aicore": "AI core", "dvpp": "DVPP engine",
+                "host": "host", "none": "none"})
+
+
+def _state_colors() -> Mapping[str, str]:
+    return _ro({"live": LIVE, "freed": FREED, "leaked": LEAKED})
+
+
+def _severity_colors() -> Mapping[str, str]:
+    return _ro({"error": ERROR, "warning": WARNING, "info": INFO})
+
+
+@dataclass(frozen=True)
+class PlotStyle:
+    """Colours, lane order, sizes and units shared by the Plotly views.
+
+    Args:
+        kind_colors: colour per task kind (``schema.TASK_KINDS`` names).
+        kind_labels: legend name per task kind.
+        engine_colors: colour per engine (``schema.ENGINES`` names), for engine lanes.
+        engine_labels: lane name per engine.
+        state_colors: memory-block state -> colour (``live``, ``freed``, ``leaked``).
+        severity_colors: finding severity -> colour (``error``, ``warning``, ``info``).
+        call_color: host API call bars.
+        sync_color: the shading of a host thread blocked in a synchronize / wait.
+        flow_color: call -> task arrows.
+        edge_color: event record -> wait arrows.
+        lane_order: order of the lane groups; host threads come first, then, per device,
+            the remaining groups in this order.
+        time_units: ``(name, ns per unit)`` from small to large; the axis uses the first unit
+            whose span ``switch_ns`` threshold is not passed (see ``unit_for``).
+        unit_switch_ns: spans of at least this many ns use the second unit (ms).
+        lane_px: pixels per lane (the figure's height follows the lane count).
+        task_width, call_width, sync_width, callback_width: bar thickness as a fraction of a
+            lane.
+        lod_pixels: the horizontal resolution level-of-detail decimation assumes: segments
+            are merged only below ``window / lod_pixels`` (one pixel at that width).
+        template: the Plotly template.
+    """
+
+    kind_colors: Mapping[str, str] = field(default_factory=_kind_colors)
+    kind_labels: Mapping[str, str] = field(default_factory=_kind_labels)
+    engine_colors: Mapping[str, str] = field(default_factory=_engine_colors)
+    engine_labels: Mapping[str, str] = field(default_factory=_engine_labels)
+    state_colors: Mapping[str, str] = field(default_factory=_state_colors)
+    severity_colors: Mapping[str, str] = field(default_factory=_severity_colors)
+    call_color: str = "#7a8ca3"
+    sync_color: str = "rgba(228, 87, 86, 0.22)"
+    flow_color: str = "rgba(90, 90, 90, 0.45)"
+    edge_color: str = "#222222"
+    lane_order: tuple[str, ...] = ("threads", "streams", "sync_copies", "engines")
+    time_units: tuple[tuple[str, int], ...] = (("µs", 1_000), ("ms", 1_000_000))
+    unit_switch_ns: int = 10_000_000
+    lane_px: int = 30
+    task_width: float = 0.6
+    call_width: float = 0.6
+    sync_width: float = 0.9
+    callback_width: float = 0.3
+    lod_pixels: int = 4000
+    template: str = "plotly_white"
+
+    def kind_color(self, kind: str) -> str:
+        """The colour of task kind ``kind`` (grey for an unknown kind)."""
+        return self.kind_colors.get(kind, "#8c8c8c")
+
+    def state_color(self, state: str) -> str:
+        """The colour of memory state ``state`` (``live``, ``freed`` or ``leaked``)."""
+        return self.state_colors.get(state, "#8c8c8c")
+
+    def severity_color(self, severity: str) -> str:
+        """The colour of finding severity ``severity``."""
+        return self.severity_colors.get(severity, "#8c8c8c")
+
+    def unit_for(self, span_ns: int) -> tuple[str, int]:
+        """``(unit name, ns per unit)`` for a time axis spanning ``span_ns``: µs below
+        ``unit_switch_ns`` (10 ms), ms from there on."""
+        small, large = self.time_units[0], self.time_units[-1]
+        return large if span_ns >= self.unit_switch_ns else small

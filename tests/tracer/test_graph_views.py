@@ -1,0 +1,191 @@
+"""wait_graph (deadlocks), race_view (races) and overlap_figure, asserted on fig.data/layout."""
+
+from __future__ import annotations
+
+from types import ModuleType
+from typing import Any
+
+import plotly.graph_objects as go
+import pytest
+
+from acl_lab import DeadlockError
+from acl_lab.constants import (
+    ACL_EVENT_SYNC,
+    ACL_MEM_MALLOC_NORMAL_ONLY,
+    ACL_MEMCPY_DEVICE_TO_DEVICE,
+    ACL_MEMCPY_HOST_TO_DEVICE,
+    ACL_SUCCESS,
+)
+from acl_lab.runtime.session import Session
+from acl_lab.tracer.analysis import overlap_summary
+from acl_lab.tracer.checks.ordering import deadlocks, races
+from acl_lab.tracer.trace import Trace
+from acl_lab.tracer.views.graphs import race_view, wait_graph
+from acl_lab.tracer.views.overlap import overlap_figure
+from acl_lab.tracer.views.style import PlotStyle
+
+pytestmark = pytest.mark.timeout(30)
+
+N = 4096
+D2D = ACL_MEMCPY_DEVICE_TO_DEVICE
+RED = PlotStyle().severity_color("error")
+
+
+def ok(result: tuple[Any, int]) -> Any:
+    """The value of a ``(value, ret)`` pair, asserting ret is ACL_SUCCESS."""
+    value, ret = result
+    assert ret == ACL_SUCCESS
+    return value
+
+
+def snapshot(trace: Trace) -> dict[str, dict[str, bytes]]:
+    """Every column's bytes, to check that nothing wrote to the trace."""
+    return {n: {c: t[c].tobytes() for c in t} for n, t in trace.tables.items()}
+
+
+def nodes(fig: go.Figure) -> dict[str, str]:
+    """Node key -> kind, from the node traces."""
+    return {k: d.meta["kind"] for d in fig.data if d.meta and d.meta.get("role") == "nodes"
+            for k in d.customdata}
+
+
+def stream_obj(trace: Trace, handle: int) -> int:
+    """The object id of the stream with ``handle``."""
+    o = trace.objects
+    return next(i for i in range(o.rows) if int(o["kind"][i]) == 1
+                and int(o["handle"][i]) == handle)
+
+
+# ----------------------------------------------------------------------------- wait graph
+def test_wait_graph_of_a_reset_event(ready: ModuleType, session: Session) -> None:
+    """A wait queued after a reset: thread -> stream -> event -> "never" in red."""
+    event = ok(ready.rt.create_event_with_flag(ACL_EVENT_SYNC))
+    s1, s2, s3 = (ok(ready.rt.create_stream()) for _ in range(3))
+    ready.rt.record_event(event, s1)
+    ready.rt.synchronize_stream(s1)
+    ready.rt.reset_event(event, s3)
+    ready.rt.synchronize_stream(s3)
+    ready.rt.stream_wait_event(s2, event)
+    with pytest.raises(DeadlockError):
+        ready.rt.synchronize_stream(s2)
+    trace = session.trace()
+    (f,) = deadlocks(trace)
+    before = snapshot(trace)
+    fig = wait_graph(f, trace)
+    assert snapshot(trace) == before
+    stuck = stream_obj(trace, s2)
+    (ev,) = f.ids["events"]
+    kinds = nodes(fig)
+    assert kinds[f"s{stuck}"] == "stream" and kinds[f"e{ev}"] == "event"
+    assert kinds["t0"] == "thread"
+    edges = fig.layout.meta["edges"]
+    assert ["t0", f"s{stuck}"] in edges and [f"s{stuck}", f"e{ev}"] in edges
+    assert fig.layout.meta["highlighted"] == [[f"e{ev}", f"never{ev}"]]
+    hot = [d for d in fig.data if d.meta and d.meta.get("role") == "edges"
+           and d.meta["highlight"]]
+    assert len(hot) == 1 and hot[0].line.color == RED
+    assert any(a.arrowcolor == RED for a in fig.layout.annotations)
+    hovers = [h for d in fig.data if d.meta and d.meta.get("role") == "edge_hover"
+              for h in d.hovertext]
+    assert any(f"{__file__}:" in h and "stream_wait_event" in h for h in hovers)
+    assert "can never be satisfied" in fig.layout.title.text
+
+
+def test_wait_graph_of_a_cycle(ready: ModuleType, session: Session) -> None:
+    """Two streams waiting on each other's records: the four cycle edges are red."""
+    a, b = (ok(ready.rt.create_event_with_flag(ACL_EVENT_SYNC)) for _ in range(2))
+    t1, t2, resetter = (ok(ready.rt.create_stream()) for _ in range(3))
+    ready.rt.record_event(a, t1)
+    ready.rt.record_event(b, t2)
+    ready.rt.reset_event(a, resetter)
+    ready.rt.reset_event(b, resetter)
+    ready.rt.stream_wait_event(t1, b)
+    ready.rt.record_event(a, t1)
+    ready.rt.stream_wait_event(t2, a)
+    ready.rt.record_event(b, t2)
+    with pytest.raises(DeadlockError):
+        ready.rt.synchronize_stream(t1)
+    trace = session.trace()
+    (f,) = deadlocks(trace)
+    fig = wait_graph(f, trace)
+    s1, s2 = stream_obj(trace, t1), stream_obj(trace, t2)
+    hot = {tuple(e) for e in fig.layout.meta["highlighted"]}
+    assert len(hot) == 4
+    assert {x for e in hot for x in e} == {f"s{s1}", f"s{s2}",
+                                           *(f"e{e}" for e in f.ids["events"])}
+    assert ("t0", f"s{s1}") not in hot and ["t0", f"s{s1}"] in fig.layout.meta["edges"]
+    assert "cycle" in fig.layout.title.text
+
+
+def test_views_refuse_other_findings(ready: ModuleType, session: Session) -> None:
+    from acl_lab.tracer.checks import Finding
+
+    f = Finding("leak", "warning", "x")
+    with pytest.raises(ValueError, match="deadlock"):
+        wait_graph(f, session.trace())
+    with pytest.raises(ValueError, match="race"):
+        race_view(f, session.trace())
+
+
+# ----------------------------------------------------------------------------- race view
+def test_race_view_of_a_missing_wait(ready: ModuleType, session: Session) -> None:
+    """Copy A->B on stream 1, B->C on stream 2, no event: two lanes, one dashed edge."""
+    host = ok(ready.rt.malloc_host(N))
+    a, b, c = (ok(ready.rt.malloc(N, ACL_MEM_MALLOC_NORMAL_ONLY)) for _ in range(3))
+    assert ready.rt.memcpy(a, N, host, N, ACL_MEMCPY_HOST_TO_DEVICE) == ACL_SUCCESS
+    s1, s2 = ok(ready.rt.create_stream()), ok(ready.rt.create_stream())
+    assert ready.rt.memcpy_async(b, N, a, N, D2D, s1) == ACL_SUCCESS
+    assert ready.rt.memcpy_async(c, N, b, N, D2D, s2) == ACL_SUCCESS
+    ready.rt.synchronize_stream(s1)
+    ready.rt.synchronize_stream(s2)
+    trace = session.trace()
+    (f,) = races(trace)
+    before = snapshot(trace)
+    fig = race_view(f, trace)
+    assert snapshot(trace) == before
+    (marks,) = [d for d in fig.data if d.meta and d.meta.get("role") == "accesses"]
+    assert len(marks.x) == 2 and len(set(marks.y)) == 2
+    assert set(marks.y) == {f"stream {s1:#x}", f"stream {s2:#x}"}
+    dashed = [d for d in fig.data if isinstance(d, go.Scatter) and d.line.dash == "dash"]
+    assert len(dashed) == 1 and tuple(dashed[0].y) == tuple(marks.y)
+    first, second = fig.layout.meta["tasks"]
+    scale = fig.layout.meta["time_scale_ns"]
+    assert dashed[0].x[0] == pytest.approx(int(trace.tasks["end_ns"][first]) / scale)
+    assert dashed[0].x[1] == pytest.approx(int(trace.tasks["start_ns"][second]) / scale)
+    assert "Fix:" in fig.layout.meta["fix"]
+    assert any("record_event" in (a.text or "") for a in fig.layout.annotations)
+    assert "read-after-write" in fig.layout.title.text
+    assert any("writes alloc" in h for h in marks.hovertext)
+
+
+def test_race_view_host_lane(ready: ModuleType, session: Session) -> None:
+    """A synchronous D2H read of a buffer a stream may still write: stream lane + host lane."""
+    host = ok(ready.rt.malloc_host(N))
+    a, b = (ok(ready.rt.malloc(N, ACL_MEM_MALLOC_NORMAL_ONLY)) for _ in range(2))
+    assert ready.rt.memcpy(a, N, host, N, ACL_MEMCPY_HOST_TO_DEVICE) == ACL_SUCCESS
+    s1 = ok(ready.rt.create_stream())
+    assert ready.rt.memcpy_async(b, N, a, N, D2D, s1) == ACL_SUCCESS
+    assert ready.rt.memcpy(host, N, b, N, 2) == ACL_SUCCESS
+    ready.rt.synchronize_stream(s1)
+    (f,) = races(session.trace())
+    fig = race_view(f, session.trace())
+    (marks,) = [d for d in fig.data if d.meta and d.meta.get("role") == "accesses"]
+    assert marks.y[0] == f"stream {s1:#x}" and marks.y[1].startswith("host: thread 0")
+
+
+# ----------------------------------------------------------------------------- overlap
+def test_overlap_figure(ready: ModuleType, session: Session) -> None:
+    host = ok(ready.rt.malloc_host(N))
+    a = ok(ready.rt.malloc(N, ACL_MEM_MALLOC_NORMAL_ONLY))
+    s1 = ok(ready.rt.create_stream())
+    assert ready.rt.memcpy_async(a, N, host, N, ACL_MEMCPY_HOST_TO_DEVICE, s1) == 0
+    ready.rt.synchronize_stream(s1)
+    trace = session.trace()
+    fig = overlap_figure(trace)
+    (bar,) = fig.data
+    assert list(bar.y[:5]) == ["copy H2D", "copy D2H", "copy D2D", "AI cores", "DVPP"]
+    s = overlap_summary(trace)
+    assert list(bar.customdata) == [*s.engine_busy_ns.values(), s.overlap_ns, s.busy_ns,
+                                    s.span_ns]
+    assert "utilisation 100%" in fig.layout.title.text
+    assert overlap_figure(s).to_dict() == fig.to_dict()
