@@ -81,6 +81,9 @@ def __getattr__(name: str) -> Any:
     if name in _VIEWS:
         from .tracer import views
         return getattr(views, name)
+    if name == "explore":
+        from .tracer.views.widgets import explore
+        return explore
     if name == "overlap_summary":
         from .tracer.analysis import overlap_summary
         return overlap_summary

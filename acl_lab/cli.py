@@ -1,10 +1,12 @@
-"""The ``acl-lab`` command: ``run`` a pyACL program, ``atc`` to convert ONNX, ``export`` a trace.
+"""The ``acl-lab`` command: ``run`` a pyACL program, ``atc`` to convert ONNX, ``export`` a trace,
+``report`` a trace as one offline HTML page.
 
 ``acl-lab run [--profile NAME] [--trace FILE] [--summary FILE] PROG.py [ARGS...]`` runs an
 unmodified program with ``import acl`` resolved to the emulator, keeps its exit code, writes
 the trace and a JSON summary even when the program dies of an exception or a detected
-deadlock, and prints a short summary to stderr. Options go before the program; everything
-after it belongs to the program (as with ``python -m cProfile``).
+deadlock, and prints a short summary to stderr; ``--report FILE`` adds the HTML report
+(``acl-lab report TRACE -o FILE`` makes one from a saved trace). Options go before the
+program; everything after it belongs to the program (as with ``python -m cProfile``).
 """
 
 from __future__ import annotations
@@ -36,6 +38,8 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--chrome", metavar="FILE", help="also write a Perfetto/Chrome JSON trace")
     r.add_argument("--pageable-async", choices=("async", "sync"), default="async",
                    help="memcpy_async from pageable memory: CANN 7/8 rule or newest runtime")
+    r.add_argument("--report", metavar="FILE",
+                   help="also write the offline HTML report (findings, timeline, memory map)")
     r.add_argument("--quiet", action="store_true", help="no summary on stderr")
     r.add_argument("program", help="the Python program to run")
     sub.add_parser("atc", help="convert an ONNX model to an emulated .om (ATC's flags)",
@@ -44,6 +48,11 @@ def _parser() -> argparse.ArgumentParser:
     e.add_argument("trace", help="an .acltrace file")
     e.add_argument("--chrome", metavar="OUT.json", required=True,
                    help="write Chrome Trace Event JSON (open it in ui.perfetto.dev)")
+    h = sub.add_parser("report", help="write a self-contained HTML report of a saved trace")
+    h.add_argument("trace", help="an .acltrace file")
+    h.add_argument("-o", "--output", metavar="FILE",
+                   help="the HTML file (default: the trace's name with .html)")
+    h.add_argument("--title", help="the page title")
     r.add_argument("args", nargs=argparse.REMAINDER, help="arguments for the program")
     return p
 
@@ -110,6 +119,8 @@ def run(opts: argparse.Namespace) -> int:
     if opts.summary:
         with open(opts.summary, "w", encoding="utf-8") as fh:
             json.dump(summary, fh, indent=2)
+    if opts.report:
+        _write_run_report(trace, opts, summary, findings)
     if not opts.quiet:
         st = summary["stats"]
         print(f"acl-lab: exit {exit_code}; {st['api_calls']} API calls, {st['tasks']} tasks, "
@@ -127,6 +138,22 @@ def run(opts: argparse.Namespace) -> int:
         sys.stderr.flush()
         os._exit(exit_code)
     return exit_code
+
+
+def _write_run_report(trace: Any, opts: argparse.Namespace, summary: dict[str, Any],
+                      findings: list[Any]) -> None:
+    """``run --report FILE``: the HTML report of the finished run; a failure is only reported
+    (the program's exit code stands). plotly is imported here, only when asked for."""
+    from .tracer.views.report import write_report
+    run_info = {**summary, "program": opts.program, "profile": opts.profile}
+    try:
+        write_report(trace, opts.report, summary=run_info, findings=findings)
+    except (OSError, ValueError) as e:
+        print(f"acl-lab: could not write the report {opts.report}: {e}", file=sys.stderr)
+        return
+    if not opts.quiet:
+        size = os.path.getsize(opts.report)
+        print(f"acl-lab: wrote report {opts.report} ({_human(size)})", file=sys.stderr)
 
 
 def _wait_for_threads(session: Any, grace: float = 2.0) -> int:
@@ -154,6 +181,8 @@ def main(argv: list[str] | None = None) -> int:
         return run(opts)
     if opts.command == "export":
         return export(opts)
+    if opts.command == "report":
+        return report(opts)
     return 2
 
 
@@ -168,6 +197,26 @@ def export(opts: argparse.Namespace) -> int:
     trace.save_chrome_trace(opts.chrome)
     print(f"acl-lab export: wrote {opts.chrome} ({trace.calls.rows} calls, "
           f"{trace.tasks.rows} tasks)", file=sys.stderr)
+    return 0
+
+
+def report(opts: argparse.Namespace) -> int:
+    """``acl-lab report TRACE [-o FILE]``: one self-contained HTML page that opens offline."""
+    from .tracer.trace import Trace
+    try:
+        trace = Trace.load(opts.trace)
+    except (OSError, ValueError) as e:
+        print(f"acl-lab report: {e}", file=sys.stderr)
+        return 2
+    out = opts.output or os.path.splitext(opts.trace)[0] + ".html"
+    from .tracer.views.report import write_report
+    try:
+        write_report(trace, out, title=opts.title)
+    except OSError as e:
+        print(f"acl-lab report: cannot write {out}: {e}", file=sys.stderr)
+        return 2
+    print(f"acl-lab report: wrote {out} ({_human(os.path.getsize(out))}; "
+          f"{trace.calls.rows} calls, {trace.tasks.rows} tasks)", file=sys.stderr)
     return 0
 
 

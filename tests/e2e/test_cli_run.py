@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 import subprocess
 import sys
 import time
@@ -262,3 +263,25 @@ def test_export_writes_chrome_json(tmp_path: Path) -> None:
     proc = subprocess.run([*cmd[:4], str(bad), "--chrome", str(out)], capture_output=True,
                           text=True, timeout=TIMEOUT)
     assert proc.returncode == 2 and "not valid JSON" in proc.stderr
+
+
+# --------------------------------------------------------------------------- (g) --report
+@pytest.mark.parametrize("program", ["two_stream_event_75.py", "deadlock_reset_event.py"])
+def test_report_option_writes_an_offline_page(tmp_path: Path, program: str) -> None:
+    """``--report FILE`` writes the HTML report after the run, also when the program
+    deadlocked (nonzero exit): plotly.js embedded once, no script from the network."""
+    report = tmp_path / "report.html"
+    run = acl_lab_run(tmp_path, program, options=("--report", str(report)))
+    assert (run.proc.returncode == 0) == (program == "two_stream_event_75.py"), describe(run)
+    assert run.summary["exit_code"] == run.proc.returncode
+    assert report.exists() and run.trace_path.exists(), describe(run)
+    page = report.read_text(encoding="utf-8")
+    assert page.count("plotly.js v") == 1
+    # every script is inline (the bundle's own strings name CDNs for maps; none is loaded)
+    assert not re.search(r"<script[^>]*\bsrc\s*=", page, re.I)
+    assert "Plotly.newPlot(" in page
+    if program == "deadlock_reset_event.py":
+        assert 'data-view="wait_graph"' in page and 'data-kind="deadlock"' in page
+    else:
+        assert "No findings" in page
+    assert f"wrote report {report}" in run.proc.stderr
