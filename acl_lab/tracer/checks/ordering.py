@@ -140,6 +140,9 @@ def _find_races(trace: Any) -> list[_Race]:
                 starts.insert(e, hi)
                 states.insert(e, states[e - 1])
             memo: dict[int, tuple[Ref | None, tuple[Ref, ...]]] = {}
+            # One state object for the whole written range, so the range coalesces back into
+            # a single segment (identity-based merging below) and segments stay few.
+            written: tuple[Ref | None, tuple[Ref, ...]] = (me, ())
             for s in range(i, e):
                 st = states[s]
                 new = memo.get(id(st))
@@ -153,7 +156,7 @@ def _find_races(trace: Any) -> list[_Race]:
                         for r in reads:
                             if r[0] != key and clock.get(r[0], 0) < r[1]:
                                 report(r, me, False, True, alloc, seg_lo, seg_hi)
-                        new = (me, ())
+                        new = written
                     else:
                         new = (last_w, (*(r for r in reads if r[0] != key), me))
                     memo[id(st)] = new
