@@ -30,7 +30,6 @@ the output is deterministic (no timestamps, fixed div ids).
 
 from __future__ import annotations
 
-import dataclasses
 import html
 import os
 from collections.abc import Mapping, Sequence
@@ -45,7 +44,7 @@ from .graphs import race_view, wait_graph
 from .memory_map import memory_map
 from .overlap import overlap_figure
 from .style import PlotStyle
-from .timeline import timeline
+from .timeline import MAX_MARKS_PER_FINDING, timeline
 
 #: At most this many race views / wait graphs are drawn; further findings are listed only.
 MAX_FINDING_FIGURES = 20
@@ -54,7 +53,6 @@ MAX_LISTED_FINDINGS = 1000
 #: The timeline marks at most this many calls and this many tasks per finding (a race found
 #: in a long loop can name thousands of tasks; a marker with a hover each would dominate the
 #: file). The finding's card still tells the whole story.
-MAX_MARKS_PER_FINDING = 20
 #: Plotly config of every figure (no logo; resizes with the window).
 PLOTLY_CONFIG: dict[str, Any] = {"responsive": True, "displaylogo": False}
 
@@ -258,12 +256,13 @@ def _findings_section(trace: Any, found: list[Any], st: PlotStyle) -> str:
 def _timeline_section(trace: Any, found: list[Any], st: PlotStyle) -> str:
     out = ["<section id=\"timeline\">\n<h2>Timeline</h2>"]
     try:
-        fig = timeline(trace, findings=[_marks(f) for f in found], style=st)
+        fig = timeline(trace, findings=found, style=st)
     except ValueError as e:
         out.append(_note(f"(no timeline: {e})"))
     else:
         meta = fig.layout.meta or {}
-        if any(_marks(f) is not f for f in found):
+        if any(len(f.calls) > MAX_MARKS_PER_FINDING
+               or len(f.ids.get("tasks", ())) > MAX_MARKS_PER_FINDING for f in found):
             out.append(_note(f"Findings that involve more than {MAX_MARKS_PER_FINDING} calls "
                              "or tasks are marked at their first "
                              f"{MAX_MARKS_PER_FINDING} of each."))
@@ -274,15 +273,6 @@ def _timeline_section(trace: Any, found: list[Any], st: PlotStyle) -> str:
                              "single tasks for a narrow window."))
         out.append(_figure(fig, "timeline", "timeline"))
     return "\n".join(out) + "\n</section>"
-
-
-def _marks(f: Any) -> Any:
-    """``f`` with at most ``MAX_MARKS_PER_FINDING`` calls and tasks (``f`` itself if fewer)."""
-    tasks = tuple(f.ids.get("tasks", ()))
-    if len(f.calls) <= MAX_MARKS_PER_FINDING and len(tasks) <= MAX_MARKS_PER_FINDING:
-        return f
-    return dataclasses.replace(f, calls=tuple(f.calls[:MAX_MARKS_PER_FINDING]),
-                               ids={**f.ids, "tasks": tasks[:MAX_MARKS_PER_FINDING]})
 
 
 def _devices(trace: Any, table: str) -> list[int]:

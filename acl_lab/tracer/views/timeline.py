@@ -778,9 +778,14 @@ def _first_sentence(message: str) -> str:
     return line[: m.end()] if m else line
 
 
+#: A finding involving thousands of calls (a leak in a loop) is marked at its first ones only.
+MAX_MARKS_PER_FINDING = 20
+
+
 def _finding_markers(trace: Any, st: PlotStyle, win: _Window, findings: Sequence[Any],
                      thread_lane: np.ndarray, task_lanes: np.ndarray) -> list[Any]:
-    """One marker trace per severity: a marker at each involved call / task."""
+    """One marker trace per severity: a marker at each involved call / task (at most
+    ``MAX_MARKS_PER_FINDING`` of each per finding)."""
     calls, tasks = trace.calls, trace.tasks
     points: dict[str, list[tuple[float, int, int, str]]] = {}
     for fi, f in enumerate(findings):
@@ -789,14 +794,14 @@ def _finding_markers(trace: Any, st: PlotStyle, win: _Window, findings: Sequence
         if f.file:
             text += f"<br>{html.escape(f.file)}:{f.line}"
         pts = points.setdefault(f.severity, [])
-        for c in f.calls:
+        for c in f.calls[:MAX_MARKS_PER_FINDING]:
             if not 0 <= c < calls.rows:
                 continue
             t = int(calls["start_ns"][c])
             lane = int(thread_lane[min(max(int(calls["thread"][c]), 0), len(thread_lane) - 1)])
             if lane >= 0 and win.lo <= t <= win.hi:
                 pts.append((t / win.scale, lane, fi, text))
-        for t_id in f.ids.get("tasks", ()):
+        for t_id in tuple(f.ids.get("tasks", ()))[:MAX_MARKS_PER_FINDING]:
             if not 0 <= t_id < tasks.rows:
                 continue
             t = int(tasks["start_ns"][t_id])
