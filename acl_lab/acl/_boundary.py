@@ -22,7 +22,7 @@ from functools import wraps
 from typing import Any, TypeVar
 
 from ..runtime.errors import AclError
-from ..runtime.session import Session, current_session
+from ..runtime.session import current_session
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -195,8 +195,3 @@ def c_name(name: str) -> str:
     """The C API name of a pyACL function name (``acl.rt.malloc`` -> ``aclrtMalloc``)."""
     entry = _REGISTRY.get(name)
     return entry["cname"] if entry else name
-
-
-def session_or_none() -> Session | None:
-    """The bound session without creating one."""
-    return current_session(create=False)

@@ -172,9 +172,6 @@ class _Index:
                 return r
         return None
 
-    def find_start(self, addr: int) -> Region | None:
-        r = self.find(addr)
-        return r if r is not None and r.addr == addr else None
 
 
 class _Extents:

@@ -88,7 +88,3 @@ class Resource:
         """Forget intervals that end at or before ``before`` (no task can start earlier)."""
         if len(self.busy) > 32:
             self.busy = [b for b in self.busy if b[1] > before]
-
-    def busy_time(self) -> int:
-        """Total booked unit-time still remembered (for tests and summaries)."""
-        return sum((e - s) * u for s, e, u in self.busy)

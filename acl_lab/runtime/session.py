@@ -26,8 +26,7 @@ import sys
 import threading
 import time
 import traceback
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -75,7 +74,6 @@ SYNC_DEVICE = 1
 SYNC_EVENT = 2
 SYNC_REPORT = 3
 SYNC_JOIN = 4
-SYNC_NAMES = ("stream", "device", "event", "report", "join")
 
 ACL_EVENT_SYNC = 0x1
 ACL_EVENT_TIME_LINE = 0x8
@@ -84,7 +82,7 @@ ACL_EVENT_IPC = 0x40
 STREAM_NO_SYNC_FLAGS = 0x4 | 0x10 | 0x20  # PERSISTENT, CPU_SCHEDULE, DEVICE_USE_ONLY
 
 #: memcpy kinds (aclrtMemcpyKind)
-H2H, H2D, D2H, D2D, DEFAULT_KIND = 0, 1, 2, 3, 4
+H2H, H2D, D2H, D2D = 0, 1, 2, 3
 #: aclrtMemcpyKind -> the task kind of the copy
 COPY_TASK = {H2H: TaskKind.H2H, H2D: TaskKind.H2D, D2H: TaskKind.D2H, D2D: TaskKind.D2D}
 
@@ -1615,10 +1613,6 @@ class Session:
         self.hooks.on_destroy(b.oid, cid, HOW_EXPLICIT)
 
     # ================================================================== misc
-    def pointer_region(self, ptr: int) -> Region | None:
-        """The live region holding ``ptr`` (for argument summaries and util helpers)."""
-        return self.memory.find(ptr)
-
     def host_view(self, ptr: int, nbytes: int, what: str) -> tuple[Region, np.ndarray]:
         """A view of host memory ``[ptr, ptr+nbytes)`` (pinned or pageable) for acl.util."""
         if ptr != 0 and self.memory.is_device_addr(ptr):
@@ -1627,17 +1621,6 @@ class Session:
         r = self._resolve(ptr, nbytes, what)
         off = ptr - r.addr
         return r, r.buf[off:off + nbytes]
-
-    @contextmanager
-    def locked(self) -> Iterator[None]:
-        """Hold the session lock (for tests and tools that inspect state)."""
-        with self.lock:
-            yield
-
-    def task_reads_unwritten(self, t: Task) -> int:
-        """Bytes a task reads that were never written (shadow check, for the tracer)."""
-        return sum(a.region.unwritten(a.offset, a.offset + a.length)
-                   for a in t.accesses if not a.write)
 
 
 __all__ = ["AccessError", "AclError", "DeadlockError", "Session", "current_session",
