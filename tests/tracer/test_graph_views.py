@@ -23,6 +23,7 @@ from acl_lab.tracer.trace import Trace
 from acl_lab.tracer.views.graphs import race_view, wait_graph
 from acl_lab.tracer.views.overlap import overlap_figure
 from acl_lab.tracer.views.style import PlotStyle
+from tests.acl.test_deadlocks import event_cycle
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -93,16 +94,7 @@ def test_wait_graph_of_a_reset_event(ready: ModuleType, session: Session) -> Non
 
 def test_wait_graph_of_a_cycle(ready: ModuleType, session: Session) -> None:
     """Two streams waiting on each other's records: the four cycle edges are red."""
-    a, b = (ok(ready.rt.create_event_with_flag(ACL_EVENT_SYNC)) for _ in range(2))
-    t1, t2, resetter = (ok(ready.rt.create_stream()) for _ in range(3))
-    ready.rt.record_event(a, t1)
-    ready.rt.record_event(b, t2)
-    ready.rt.reset_event(a, resetter)
-    ready.rt.reset_event(b, resetter)
-    ready.rt.stream_wait_event(t1, b)
-    ready.rt.record_event(a, t1)
-    ready.rt.stream_wait_event(t2, a)
-    ready.rt.record_event(b, t2)
+    t1, t2 = event_cycle(ready)
     with pytest.raises(DeadlockError):
         ready.rt.synchronize_stream(t1)
     trace = session.trace()

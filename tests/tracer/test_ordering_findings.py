@@ -26,6 +26,7 @@ from acl_lab.constants import (
 from acl_lab.runtime.session import Session
 from acl_lab.tracer.checks import Finding
 from acl_lab.tracer.checks.ordering import deadlocks, races, waits_before_record
+from tests.acl.test_deadlocks import event_cycle
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -345,16 +346,7 @@ def test_deadlock_on_a_reset_event_names_every_call(ready: ModuleType,
 
 def test_deadlock_cycle_names_both_streams(ready: ModuleType, session: Session) -> None:
     """Two streams waiting on each other's records: the chain closes into a cycle."""
-    a, b = (ok(ready.rt.create_event_with_flag(ACL_EVENT_SYNC)) for _ in range(2))
-    t1, t2, resetter = (ok(ready.rt.create_stream()) for _ in range(3))
-    ready.rt.record_event(a, t1)
-    ready.rt.record_event(b, t2)
-    ready.rt.reset_event(a, resetter)
-    ready.rt.reset_event(b, resetter)
-    ready.rt.stream_wait_event(t1, b)
-    ready.rt.record_event(a, t1)
-    ready.rt.stream_wait_event(t2, a)
-    ready.rt.record_event(b, t2)
+    t1, t2 = event_cycle(ready)
     with pytest.raises(DeadlockError):
         ready.rt.synchronize_stream(t1)
     (f,) = deadlocks(session.trace())
