@@ -72,7 +72,7 @@ lab: $(LAB_STAMP)
 	@mkdir -p notebooks
 	$(RUN_ENV) $(BIN)/jupyter lab --notebook-dir=notebooks $(LAB_ROOT_FLAG) $(LAB_ARGS)
 
-test: $(TEST_STAMP)
+test: $(TEST_STAMP) chromium
 	$(BIN)/ruff check acl_lab tests benchmarks
 	$(BIN)/mypy
 	$(RUN_ENV) $(BIN)/python -m pytest

@@ -271,7 +271,7 @@ def _timeline_section(trace: Any, found: list[Any], st: PlotStyle) -> str:
                              "tasks shorter than a pixel are merged (hover says how many). "
                              "Zoom in for detail; the explorer (acl_lab.explore) redraws "
                              "single tasks for a narrow window."))
-        out.append(_figure(fig, "timeline", "timeline"))
+        out.append(_figure(fig, "timeline", "timeline-figure"))
     return "\n".join(out) + "\n</section>"
 
 
