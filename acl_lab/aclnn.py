@@ -196,6 +196,23 @@ def _phase1(s: S, cid: int, ex: Executor, label: str) -> tuple[int, int]:
 # ------------------------------------------------------------------ tensors and scalars
 
 
+def _op_phase1(s: S, cid: int, api: str, name: str, op_type: str, ins: list[AclnnTensor],
+               out: AclnnTensor, attrs: dict[str, Any], with_workspace: bool
+               ) -> tuple[int, int]:
+    """Phase 1 for an op of the registry: infer and check the output, cost it, and create
+    the executor (its workspace is one output's size when ``with_workspace``)."""
+    op = get_op(op_type)
+    specs = [t.spec for t in ins]
+    want = _op_infer(op, specs, attrs)
+    _check_out(api, want, out)
+    flops, nbytes = op.cost(specs, [want], {**op.defaults, **attrs})
+    ws = want.nbytes if with_workspace else 0
+    reads, writes = _io(ins, out)
+    ex = Executor(name, ws, reads, writes, _op_kernel(op, specs, want, attrs, ws > 0), flops,
+                  nbytes, specs[0].dtype)
+    return _phase1(s, cid, ex, f"aclnn executor {name} {want.dtype}{list(want.shape)}")
+
+
 @acl_api("acl_lab.aclnn.create_tensor", "aclCreateTensor", "Oip|i", out="value")
 def create_tensor(s: S, th: Any, cid: int, shape: Any, dtype: int, device_ptr: int,
                   fmt: int = 2) -> int:
@@ -465,17 +482,8 @@ def matmul_get_workspace_size(s: S, th: Any, cid: int, self_: int, mat2: int, ou
     if len(x.shape) < 2 or len(w.shape) < 2:
         raise _err(ACLNN_ERR_PARAM_INVALID, f"{api}: self {list(x.shape)} and mat2 "
                                             f"{list(w.shape)} must be at least 2-D here")
-    name = "MatMul" if len(x.shape) == 2 and len(w.shape) == 2 else "BatchMatMul"
-    op = get_op(name)
-    specs = [x.spec, w.spec]
-    want = _op_infer(op, specs, {})
-    _check_out(api, want, o)
-    flops, nbytes = op.cost(specs, [want], op.defaults)
-    ws = want.nbytes
-    reads, writes = _io([x, w], o)
-    ex = Executor("matmul", ws, reads, writes, _op_kernel(op, specs, want, {}, ws > 0), flops,
-                  nbytes, x.spec.dtype)
-    return _phase1(s, cid, ex, f"aclnn executor matmul {want.dtype}{list(want.shape)}")
+    op_type = "MatMul" if len(x.shape) == 2 and len(w.shape) == 2 else "BatchMatMul"
+    return _op_phase1(s, cid, api, "matmul", op_type, [x, w], o, {}, True)
 
 
 @acl_api("acl_lab.aclnn.matmul", "aclnnMatmul", "pkkk", launch=True)
@@ -503,16 +511,8 @@ def relu_get_workspace_size(s: S, th: Any, cid: int, self_: int,
     Differs from real ACL: an acl_lab extension; dtypes are those of the emulator's Relu
     (float32, float16, int32, int8).
     """
-    x = _tensor(s, self_, "self")
-    o = _tensor(s, out, "out")
-    op = get_op("Relu")
-    want = _op_infer(op, [x.spec], {})
-    _check_out("acl_lab.aclnn.relu_get_workspace_size", want, o)
-    flops, nbytes = op.cost([x.spec], [want], op.defaults)
-    reads, writes = _io([x], o)
-    ex = Executor("relu", 0, reads, writes, _op_kernel(op, [x.spec], want, {}, False), flops,
-                  nbytes, x.spec.dtype)
-    return _phase1(s, cid, ex, f"aclnn executor relu {want.dtype}{list(want.shape)}")
+    return _op_phase1(s, cid, "acl_lab.aclnn.relu_get_workspace_size", "relu", "Relu",
+                      [_tensor(s, self_, "self")], _tensor(s, out, "out"), {}, False)
 
 
 @acl_api("acl_lab.aclnn.relu", "aclnnRelu", "pkkk", launch=True)
@@ -546,16 +546,7 @@ def softmax_get_workspace_size(s: S, th: Any, cid: int, self_: int, dim: int,
     if not -rank <= dim < rank:
         raise _err(ACLNN_ERR_PARAM_INVALID, f"{api}: dim {dim} is out of range for a "
                                             f"{rank}-D tensor (use -{rank}..{rank - 1})")
-    op = get_op("SoftmaxV2")
-    attrs = {"axes": [dim]}
-    want = _op_infer(op, [x.spec], attrs)
-    _check_out(api, want, o)
-    flops, nbytes = op.cost([x.spec], [want], {**op.defaults, **attrs})
-    ws = want.nbytes
-    reads, writes = _io([x], o)
-    ex = Executor("softmax", ws, reads, writes, _op_kernel(op, [x.spec], want, attrs, ws > 0),
-                  flops, nbytes, x.spec.dtype)
-    return _phase1(s, cid, ex, f"aclnn executor softmax {want.dtype}{list(want.shape)}")
+    return _op_phase1(s, cid, api, "softmax", "SoftmaxV2", [x], o, {"axes": [dim]}, True)
 
 
 @acl_api("acl_lab.aclnn.softmax", "aclnnSoftmax", "pkkk", launch=True)
