@@ -30,17 +30,12 @@ from acl_lab.constants import (
 )
 from acl_lab.runtime.scheduler import TaskKind
 from acl_lab.runtime.session import Session
+from tests.helpers import ok
 
 pytestmark = pytest.mark.timeout(30)
 
 MiB = 1 << 20
 
-
-def ok(result: tuple[Any, int]) -> Any:
-    """The value of a ``(value, ret)`` pair, asserting ret is ACL_SUCCESS."""
-    value, ret = result
-    assert ret == ACL_SUCCESS
-    return value
 
 
 def run_threads(*fns: Callable[[], Any]) -> list[Any]:

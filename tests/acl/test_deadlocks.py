@@ -13,7 +13,6 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
-from typing import Any
 
 import pytest
 
@@ -29,18 +28,13 @@ from acl_lab.constants import (
     ACL_SUCCESS,
 )
 from acl_lab.runtime.session import Session
+from tests.helpers import ok
 
 pytestmark = pytest.mark.timeout(30)
 
 HERE = Path(__file__).resolve()
 MiB = 1 << 20
 
-
-def ok(result: tuple[Any, int]) -> Any:
-    """The value of a ``(value, ret)`` pair, asserting ret is ACL_SUCCESS."""
-    value, ret = result
-    assert ret == ACL_SUCCESS
-    return value
 
 
 def next_line() -> int:

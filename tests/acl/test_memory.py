@@ -9,7 +9,6 @@ from __future__ import annotations
 import warnings
 from collections.abc import Callable, Iterator
 from types import ModuleType
-from typing import Any
 
 import numpy as np
 import pytest
@@ -34,18 +33,13 @@ from acl_lab.constants import (
 )
 from acl_lab.runtime.profiles import get_profile
 from acl_lab.runtime.session import Session
+from tests.helpers import ok
 
 KiB = 1 << 10
 MiB = 1 << 20
 NPY_UINT8 = np.dtype(np.uint8).num
 NPY_FLOAT32 = np.dtype(np.float32).num
 
-
-def ok(result: tuple[Any, int]) -> Any:
-    """The value of a ``(value, ret)`` pair, asserting ret is ACL_SUCCESS."""
-    value, ret = result
-    assert ret == ACL_SUCCESS
-    return value
 
 
 def free_bytes(acl: ModuleType) -> int:

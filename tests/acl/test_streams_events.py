@@ -39,16 +39,11 @@ from acl_lab.constants import (
     ACL_SUCCESS,
 )
 from acl_lab.runtime.session import Session
+from tests.helpers import ok
 
 MiB = 1 << 20
 BIG = 32 * MiB
 
-
-def ok(result: tuple[Any, int]) -> Any:
-    """The value of a ``(value, ret)`` pair, asserting ret is ACL_SUCCESS."""
-    value, ret = result
-    assert ret == ACL_SUCCESS
-    return value
 
 
 def pinned_h2d_ns(session: Session, nbytes: int) -> int:

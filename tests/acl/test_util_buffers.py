@@ -19,16 +19,11 @@ from acl_lab.constants import (
     ACL_MEMCPY_HOST_TO_DEVICE,
     ACL_SUCCESS,
 )
+from tests.helpers import ok
 
 NPY_UINT8 = np.dtype(np.uint8).num
 NPY_INT32 = np.dtype(np.int32).num
 
-
-def ok(result: tuple[Any, int]) -> Any:
-    """The value of a ``(value, ret)`` pair, asserting ret is ACL_SUCCESS."""
-    value, ret = result
-    assert ret == ACL_SUCCESS
-    return value
 
 
 def free_bytes(acl: ModuleType) -> int:

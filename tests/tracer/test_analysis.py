@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from types import ModuleType
-from typing import Any
 
 import numpy as np
 import pytest
@@ -14,7 +13,6 @@ from acl_lab.constants import (
     ACL_MEM_MALLOC_HUGE_ONLY,
     ACL_MEM_MALLOC_NORMAL_ONLY,
     ACL_MEMCPY_HOST_TO_DEVICE,
-    ACL_SUCCESS,
 )
 from acl_lab.runtime.session import Session
 from acl_lab.tracer.analysis import (
@@ -23,23 +21,13 @@ from acl_lab.tracer.analysis import (
     union_intervals,
     union_length,
 )
-from acl_lab.tracer.trace import Trace
+from tests.helpers import ok, snapshot
 
 pytestmark = pytest.mark.timeout(60)
 
 MiB = 1 << 20
 
 
-def ok(result: tuple[Any, int]) -> Any:
-    """The value of a ``(value, ret)`` pair, asserting ret is ACL_SUCCESS."""
-    value, ret = result
-    assert ret == ACL_SUCCESS
-    return value
-
-
-def snapshot(trace: Trace) -> dict[str, dict[str, bytes]]:
-    """Every column's bytes, to check that nothing wrote to the trace."""
-    return {n: {c: t[c].tobytes() for c in t} for n, t in trace.tables.items()}
 
 
 def queue_kernel(acl: ModuleType, stream: int, n: int = 1 << 20) -> None:

@@ -10,7 +10,8 @@ import pytest
 from acl_lab import DeadlockError
 from acl_lab.constants import ACL_CALLBACK_BLOCK, ACL_SUCCESS
 from acl_lab.runtime.session import Session
-from tests.acl.test_deadlocks import noop, ok, wait_for_state
+from tests.acl.test_deadlocks import noop, wait_for_state
+from tests.helpers import ok
 
 
 def test_two_thread_deadlock_finding(ready: ModuleType, session: Session) -> None:

@@ -36,6 +36,7 @@ from acl_lab.runtime.session import Session
 from acl_lab.tracer.checks import Finding
 from acl_lab.tracer.trace import Trace
 from acl_lab.tracer.views.widgets import CURSOR, SELECTION, Explorer, explore
+from tests.helpers import ok
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -43,12 +44,6 @@ N = 4096
 LINES: dict[str, int] = {}
 THIS = str(Path(__file__).resolve())
 
-
-def ok(result: tuple[Any, int]) -> Any:
-    """The value of a ``(value, ret)`` pair, asserting ret is ACL_SUCCESS."""
-    value, ret = result
-    assert ret == ACL_SUCCESS
-    return value
 
 
 def mark(name: str) -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from types import ModuleType
-from typing import Any
 
 import plotly.graph_objects as go
 import pytest
@@ -24,6 +23,7 @@ from acl_lab.tracer.views.graphs import race_view, wait_graph
 from acl_lab.tracer.views.overlap import overlap_figure
 from acl_lab.tracer.views.style import PlotStyle
 from tests.acl.test_deadlocks import event_cycle
+from tests.helpers import ok, snapshot
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -32,16 +32,6 @@ D2D = ACL_MEMCPY_DEVICE_TO_DEVICE
 RED = PlotStyle().severity_color("error")
 
 
-def ok(result: tuple[Any, int]) -> Any:
-    """The value of a ``(value, ret)`` pair, asserting ret is ACL_SUCCESS."""
-    value, ret = result
-    assert ret == ACL_SUCCESS
-    return value
-
-
-def snapshot(trace: Trace) -> dict[str, dict[str, bytes]]:
-    """Every column's bytes, to check that nothing wrote to the trace."""
-    return {n: {c: t[c].tobytes() for c in t} for n, t in trace.tables.items()}
 
 
 def nodes(fig: go.Figure) -> dict[str, str]:

@@ -20,6 +20,7 @@ from acl_lab.runtime.session import Session
 from acl_lab.tracer.trace import Trace
 from acl_lab.tracer.views.memory_map import memory_map, occupancy
 from acl_lab.tracer.views.style import PlotStyle
+from tests.helpers import ok, snapshot
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -27,21 +28,11 @@ MiB = 1 << 20
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def ok(result: tuple[Any, int]) -> Any:
-    """The value of a ``(value, ret)`` pair, asserting ret is ACL_SUCCESS."""
-    value, ret = result
-    assert ret == ACL_SUCCESS
-    return value
-
 
 def next_line() -> int:
     """The line number just after the caller's line."""
     return sys._getframe(1).f_lineno + 1
 
-
-def snapshot(trace: Trace) -> dict[str, dict[str, bytes]]:
-    """Every column's bytes, to check that nothing wrote to the trace."""
-    return {n: {c: t[c].tobytes() for c in t} for n, t in trace.tables.items()}
 
 
 def rects(fig: go.Figure, state: str | None = None) -> list[Any]:

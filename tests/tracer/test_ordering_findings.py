@@ -27,18 +27,13 @@ from acl_lab.runtime.session import Session
 from acl_lab.tracer.checks import Finding
 from acl_lab.tracer.checks.ordering import deadlocks, races, waits_before_record
 from tests.acl.test_deadlocks import event_cycle
+from tests.helpers import ok
 
 pytestmark = pytest.mark.timeout(30)
 
 N = 4096
 D2D = ACL_MEMCPY_DEVICE_TO_DEVICE
 
-
-def ok(result: tuple[Any, int]) -> Any:
-    """The value of a ``(value, ret)`` pair, asserting ret is ACL_SUCCESS."""
-    value, ret = result
-    assert ret == ACL_SUCCESS
-    return value
 
 
 def next_line() -> int:

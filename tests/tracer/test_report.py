@@ -12,7 +12,6 @@ import subprocess
 import sys
 from pathlib import Path
 from types import ModuleType
-from typing import Any
 
 import pytest
 from plotly.offline import get_plotlyjs
@@ -30,6 +29,7 @@ from acl_lab.runtime.session import Session
 from acl_lab.tracer.trace import Trace
 from acl_lab.tracer.views import report as report_mod
 from acl_lab.tracer.views.report import report_html, write_report
+from tests.helpers import ok, snapshot
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -39,16 +39,6 @@ PROGRAMS = Path(__file__).resolve().parent.parent / "programs"
 BANNER = "plotly.js v" + get_plotlyjs()[:500].split("plotly.js v", 1)[1].split()[0]
 
 
-def ok(result: tuple[Any, int]) -> Any:
-    """The value of a ``(value, ret)`` pair, asserting ret is ACL_SUCCESS."""
-    value, ret = result
-    assert ret == ACL_SUCCESS
-    return value
-
-
-def snapshot(trace: Trace) -> dict[str, dict[str, bytes]]:
-    """Every column's bytes, to check that nothing wrote to the trace."""
-    return {n: {c: t[c].tobytes() for c in t} for n, t in trace.tables.items()}
 
 
 def views(page: str) -> list[str]:

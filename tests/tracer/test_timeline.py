@@ -37,18 +37,13 @@ from acl_lab.tracer.views.style import PlotStyle
 from acl_lab.tracer.views.timeline import MAX_GL_FLOWS, timeline
 from benchmarks.bench_views_timeline import synthetic_trace
 from tests.acl.test_op import make_attr, prepare
+from tests.helpers import ok
 
 pytestmark = pytest.mark.timeout(120)
 
 N = 1 << 16
 LINES: dict[str, int] = {}
 
-
-def ok(result: tuple[Any, int]) -> Any:
-    """The value of a ``(value, ret)`` pair, asserting ret is ACL_SUCCESS."""
-    value, ret = result
-    assert ret == ACL_SUCCESS
-    return value
 
 
 def mark(name: str) -> None:
