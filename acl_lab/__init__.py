@@ -14,6 +14,7 @@ from typing import Any
 
 from . import constants
 from .constants import explain
+from .hostwork import host_work
 from .runtime.errors import AclError, DeadlockError
 from .runtime.profiles import PROFILES, get_profile
 from .runtime.session import Session, current_session, set_current_session
@@ -73,17 +74,21 @@ def new_session(**kwargs: Any) -> Session:
     return s
 
 
-_VIEWS = {"timeline", "memory_map", "wait_graph", "race_view", "overlap_figure"}
+_VIEWS = {"call_table", "timeline", "memory_map", "wait_graph", "race_view", "overlap_figure"}
 
 
 def __getattr__(name: str) -> Any:
-    """Views load on first use (they import plotly; ``import acl_lab`` does not)."""
+    """Views, the zoo, grading and the ladder load on first use (``import acl_lab`` stays light:
+    no plotly)."""
     if name in _VIEWS:
         from .tracer import views
         return getattr(views, name)
     if name == "explore":
         from .tracer.views.widgets import explore
         return explore
+    if name in ("zoo", "grading", "ladder"):
+        import importlib
+        return importlib.import_module(f"{__name__}.{name}")
     if name == "overlap_summary":
         from .tracer.analysis import overlap_summary
         return overlap_summary
@@ -92,4 +97,4 @@ def __getattr__(name: str) -> Any:
 
 __all__ = ["PROFILES", "AclError", "DeadlockError", "Finding", "Session", "Trace",
            "check_ret", "constants", "current_session", "explain", "findings", "get_profile",
-           "install", "new_session", "set_current_session", "uninstall"]
+           "host_work", "install", "new_session", "set_current_session", "uninstall"]

@@ -54,6 +54,9 @@ def _parser() -> argparse.ArgumentParser:
                    help="the HTML file (default: the trace's name with .html)")
     h.add_argument("--title", help="the page title")
     r.add_argument("args", nargs=argparse.REMAINDER, help="arguments for the program")
+    from .grading.grade import add_arguments as add_grade_arguments
+    add_grade_arguments(sub.add_parser("grade", help="grade submitted exercise notebooks "
+                                       "(CSV and HTML feedback per learner)"))
     return p
 
 
@@ -183,6 +186,9 @@ def main(argv: list[str] | None = None) -> int:
         return export(opts)
     if opts.command == "report":
         return report(opts)
+    if opts.command == "grade":
+        from .grading.grade import main as grade_main
+        return grade_main(opts)
     return 2
 
 

@@ -15,6 +15,11 @@ Models (``names()``; ``describe(name)`` gives the details):
 * ``tiny_resnet``: 1x3x32x32 -> 10 logits, three residual blocks.
 * ``resnet50``: ResNet-50 v1.5 layer shapes, input ``actual_input_1`` 1x3x224x224 fp32,
   output ``output1`` 1x1000 logits (as in the ``sampleResnetQuickStart`` sample).
+* ``resnet50_aipp``: the same network and weights behind a static AIPP layer (what ATC's
+  ``--insert_op_conf`` adds): input ``actual_input_1`` is the 224x224 YUV420SP (NV12) picture
+  DVPP's VPC produces, as uint8 [1, 336, 224]; AIPP converts it to RGB (BT.601) and
+  normalises it with the ImageNet mean and standard deviation of ``RESNET50_MEAN`` /
+  ``RESNET50_STD``.
 """
 
 from __future__ import annotations
@@ -40,6 +45,13 @@ from .runtime.model import (
 ZOO_VERSION = 1
 _SOC = "Ascend310P3"
 _BN_EPS = 1e-5
+#: ImageNet normalisation of the ResNet-50 input, per RGB channel in 0..255 units: the host
+#: preprocessing computes (pixel - mean) / std, ``resnet50_aipp``'s AIPP layer the same as
+#: (pixel - min_chn) * var_reci_chn with min_chn = mean and var_reci_chn = 1 / std.
+RESNET50_MEAN = (123.675, 116.28, 103.53)
+RESNET50_STD = (58.395, 57.12, 57.375)
+#: the picture size ResNet-50 takes
+RESNET50_SIZE = 224
 
 
 # ------------------------------------------------------------------------- layer helpers
@@ -164,9 +176,19 @@ def _bottleneck(n: _Net, x: str, cin: int, width: int, stride: int, name: str) -
     return n.relu(n.add(h, sc, f"{name}.add"), f"{name}.relu3")
 
 
-def _resnet50() -> OmModel:
-    n = _Net("resnet50", 1004)
-    x = n.g.add_input("actual_input_1", "float32", (1, 3, 224, 224))
+def _resnet50(aipp: bool = False) -> OmModel:
+    name = "resnet50_aipp" if aipp else "resnet50"
+    n = _Net(name, 1004)  # one seed: resnet50_aipp has exactly resnet50's weights
+    if aipp:
+        size = RESNET50_SIZE
+        x = n.g.add_input("actual_input_1", "uint8", (1, size * 3 // 2, size))
+        attrs = {"input_format": "YUV420SP_U8", "src_image_size_w": size,
+                 "src_image_size_h": size, "csc_switch": True, "rbuv_swap_switch": False,
+                 "mean_chn": [0, 0, 0], "min_chn": list(RESNET50_MEAN),
+                 "var_reci_chn": [1.0 / s for s in RESNET50_STD]}
+        x = n.g.add_node("Aipp", [x], attrs, name="aipp")[0]             # 3x224x224 fp32
+    else:
+        x = n.g.add_input("actual_input_1", "float32", (1, 3, 224, 224))
     h = n.relu(n.conv_bn(x, 3, 64, 7, 2, 3, "conv1"), "relu")             # 64x112x112
     h = n.pool("MaxPool", h, 3, 2, "SAME", "maxpool")                      # 64x56x56
     cin = 64
@@ -179,7 +201,11 @@ def _resnet50() -> OmModel:
     h = n.g.add_node("Flatten", [h], {"axis": 1}, name="flatten")[0]      # 2048
     y = n.fc(h, 2048, 1000, "fc", transposed=True, output="output1")
     n.g.add_output(y, "float32", (1, 1000))
-    return _finish(n, "resnet50")
+    return _finish(n, name)
+
+
+def _resnet50_aipp() -> OmModel:
+    return _resnet50(aipp=True)
 
 
 def _finish(n: _Net, name: str) -> OmModel:
@@ -209,6 +235,11 @@ _MODELS: dict[str, _Entry] = {
                        "stages [3,4,6,3] of widths 64/128/256/512 (x4), GlobalAveragePool, "
                        "MatMul 2048-1000; output 'output1' [1,1000] logits; ~25.6M seeded "
                        "He-initialised weights with batch norm folded into conv biases"),
+    "resnet50_aipp": _Entry(_resnet50_aipp, "resnet50 (same weights) behind a static AIPP "
+                            "layer: input 'actual_input_1' [1,336,224] uint8, a 224x224 "
+                            "YUV420SP (NV12) picture as DVPP's VPC writes it; AIPP converts "
+                            "it to RGB (BT.601 JPEG matrix) and normalises it with the "
+                            "ImageNet mean/std; output 'output1' [1,1000] logits"),
 }
 
 

@@ -33,9 +33,16 @@ EXPECTED = {
         "memcpy_async_mem_bytes_per_call", "mixed_mem_bytes_per_call",
         "mixed_acltrace_gzip_bytes_per_call", "mixed_acltrace_json_bytes_per_call",
     },
+    "ladder": {
+        *(f"{k}_latency{p}_ms" for k in "ABCD" for p in ("", "_published")),
+        *(f"{k}_ratio{p}" for k in "BCD" for p in ("", "_published", "_error")),
+        "util_1_stream", "util_1_stream_published", "util_2_streams",
+        "util_2_streams_published", "pinned_bw_gain", "pinned_bw_gain_published", "run_s",
+    },
 }
 #: Differences of two timings: numeric and finite, but noise may push them to or below 0.
-DIFFERENCES = {("api_overhead", "memcpy_async_tracing_adds")}
+DIFFERENCES = {("api_overhead", "memcpy_async_tracing_adds"),
+               *(("ladder", f"{k}_ratio_error") for k in "BCD")}
 #: Counts that are zero when all is well (non-negative integers).
 COUNTS = {("checks", "findings_on_clean_pipeline")}
 HEADER = ("benchmark", "metric", "value", "unit", "target", "status")

@@ -21,7 +21,7 @@ def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def test_names_and_describe() -> None:
-    assert zoo.names() == ["mlp", "lenet5", "tiny_resnet", "resnet50"]
+    assert zoo.names() == ["mlp", "lenet5", "tiny_resnet", "resnet50", "resnet50_aipp"]
     for n in zoo.names():
         assert zoo.describe(n).startswith(f"{n}: ")
     assert "actual_input_1" in zoo.describe("resnet50")

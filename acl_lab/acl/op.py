@@ -64,7 +64,11 @@ def _setter(kind: str, fmt: str, convert: Any) -> Any:
         Differs from real ACL: numpy arrays are accepted for lists with the dtype they have
         (real pyACL reinterprets their raw memory, so an int32 array gives garbage).
         """
-        compute.op_attr(s, attr).values[name] = convert(value)
+        try:
+            converted = convert(value)
+        except (TypeError, ValueError):  # an element pyACL could not parse
+            raise TypeError(f"acl.op.set_attr_{kind} args parse failed") from None
+        compute.op_attr(s, attr).values[name] = converted
 
     setter.__name__ = f"set_attr_{kind}"
     return setter

@@ -71,8 +71,10 @@ def ptr_to_numpy(s: S, th: Any, cid: int, ptr: int, shape: Any, npy_type: int) -
     Differs from real ACL: a device address or unknown pointer raises ValueError (real
     pyACL would read arbitrary memory or crash).
     """
-    if not isinstance(shape, tuple):
+    if not isinstance(shape, tuple) or not all(isinstance(d, (int, np.integer)) for d in shape):
         raise TypeError("acl.util.ptr_to_numpy args parse failed")
+    if any(d < 0 for d in shape):
+        raise ValueError(f"shape {shape} has a negative dimension")
     try:
         dtype = _dtype_from_num(npy_type)
     except KeyError:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import ctypes
 import sys
-from bisect import bisect_right, insort
+from bisect import bisect_left, bisect_right
 from collections import OrderedDict
 from typing import Any
 
@@ -184,6 +184,8 @@ class _Extents:
 
     def take(self, size: int, align: int) -> int:
         for i, (start, length) in enumerate(self.free):
+            if length < size:
+                continue  # too small whatever the alignment (most holes, once fragmented)
             a = align_up(start, align)
             if a + size <= start + length:
                 tail = start + length - (a + size)
@@ -197,14 +199,17 @@ class _Extents:
         raise MemoryError
 
     def give(self, addr: int, size: int) -> None:
-        insort(self.free, [addr, size])
-        merged: list[list[int]] = []
-        for s, n in self.free:
-            if merged and merged[-1][0] + merged[-1][1] == s:
-                merged[-1][1] += n
-            else:
-                merged.append([s, n])
-        self.free = merged
+        # The free list is sorted and never has two touching extents, so only the new
+        # block's neighbours can merge with it (no pass over the whole list).
+        free = self.free
+        i = bisect_left(free, [addr, size])
+        if i and free[i - 1][0] + free[i - 1][1] == addr:
+            i -= 1
+            free[i][1] += size
+        else:
+            free.insert(i, [addr, size])
+        if i + 1 < len(free) and free[i][0] + free[i][1] == free[i + 1][0]:
+            free[i][1] += free.pop(i + 1)[1]
 
 
 class DeviceMemory:

@@ -1121,4 +1121,102 @@ def _register_all() -> None:
             _k_reduce_mean_d, _in_cost(FLOPS_REDUCE), {"keep_dims": False})
 
 
+
+# ============================================================================ AIPP
+#: AIPP defaults: the JPEG (BT.601 full-range) YUV -> RGB matrix and biases of the ATC AIPP
+#: configuration templates (``matrix_r0c0 .. matrix_r2c2``, ``input_bias_0 .. 2``): in
+#: 1/256 units, R = Y + 1.402 (V-128), G = Y - 0.344 (U-128) - 0.714 (V-128),
+#: B = Y + 1.772 (U-128).
+AIPP_MATRIX_BT601_JPEG = (256, 0, 359, 256, -88, -183, 256, 454, 0)
+AIPP_INPUT_BIAS = (0, 128, 128)
+FLOPS_AIPP = 8  # per output element: 3 multiply-adds of the colour matrix, subtract, scale
+AIPP_DEFAULTS: dict[str, Any] = {
+    "input_format": "YUV420SP_U8", "src_image_size_w": 0, "src_image_size_h": 0,
+    "csc_switch": True, "rbuv_swap_switch": False,
+    "matrix": list(AIPP_MATRIX_BT601_JPEG), "input_bias": list(AIPP_INPUT_BIAS),
+    "mean_chn": [0, 0, 0], "min_chn": [0.0, 0.0, 0.0], "var_reci_chn": [1.0, 1.0, 1.0],
+}
+
+
+def _aipp_floats(attrs: dict[str, Any], key: str) -> list[float]:
+    v = _require("Aipp", attrs, key)
+    if not isinstance(v, list | tuple) or len(v) != 3 or not all(
+            isinstance(x, int | float | np.integer | np.floating) and not isinstance(x, bool)
+            for x in v):
+        _fail("Aipp", f"attribute {key!r} must be 3 numbers (one per channel), got {v!r}",
+              INVALID_PARAM)
+    return [float(x) for x in v]
+
+
+def _aipp_size(specs: list[TensorSpec], attrs: dict[str, Any]) -> tuple[int, int, int]:
+    """(batch, height, width) of the picture; checks the format, dtype and sizes."""
+    name = "Aipp"
+    _check_count(name, len(specs), 1, 1)
+    x = specs[0]
+    if _str_attr(name, attrs, "input_format") != "YUV420SP_U8":
+        _fail(name, f"input_format {attrs['input_format']!r} is not supported: the emulated "
+                    "AIPP converts YUV420SP_U8 (NV12/NV21) only")
+    if x.dtype != "uint8":
+        _fail(name, f"input 0 must be uint8 (YUV420SP_U8), got {x.dtype}", DTYPE_ERROR)
+    if len(x.shape) != 3 or x.shape[1] % 3 or x.shape[1] == 0 or x.shape[2] == 0:
+        _fail(name, f"input 0 must be [N, H*3/2, W] (a Y plane of H rows followed by H/2 rows "
+                    f"of interleaved UV), got {_dims(x.shape)}")
+    n, rows, w = x.shape
+    h = rows * 2 // 3
+    if h % 2 or w % 2:
+        _fail(name, f"YUV420SP needs an even width and height, got {w}x{h}")
+    for key, got in (("src_image_size_w", w), ("src_image_size_h", h)):
+        want = _int_attr(name, attrs, key)
+        if want not in (0, got):
+            _fail(name, f"{key} is {want} but the input holds a {w}x{h} picture")
+    for key, count in (("matrix", 9), ("input_bias", 3), ("mean_chn", 3)):
+        _ints_attr(name, attrs, key, count)
+    for key in ("min_chn", "var_reci_chn"):
+        _aipp_floats(attrs, key)
+    return n, h, w
+
+
+def _aipp_infer(specs: list[TensorSpec], attrs: dict[str, Any]) -> list[TensorSpec]:
+    n, h, w = _aipp_size(specs, attrs)
+    return [TensorSpec("float32", (n, 3, h, w), FMT_NCHW)]
+
+
+def _k_aipp(arrays: list[np.ndarray], attrs: dict[str, Any]) -> list[np.ndarray]:
+    """Aipp: what ATC's ``--insert_op_conf`` static AIPP does in front of a model, for
+    ``input_format: YUV420SP_U8``. Input [N, H*3/2, W] uint8 NV12 (NV21 with
+    ``rbuv_swap_switch``); output [N, 3, H, W] float32. Each pixel's chroma is its 2x2
+    block's UV pair; with ``csc_switch`` the colour matrix (``matrix``, 9 ints in 1/256,
+    default BT.601 JPEG full range) maps (Y, U, V) minus ``input_bias`` to 8-bit RGB, rounded
+    to nearest and saturated to 0..255; then each channel c becomes
+    ``(pixel - mean_chn[c] - min_chn[c]) * var_reci_chn[c]``.
+
+    Differs from real ACL: real AIPP feeds the network float16 and also crops, pads and
+    resizes (``crop``, ``padding``, ``resize`` switches), which this op does not do; its
+    exact rounding of the colour matrix is not documented."""
+    n, h, w = _aipp_size([TensorSpec(arrays[0].dtype.name, tuple(arrays[0].shape))], attrs)
+    x = arrays[0]
+    y = x[:, :h, :].astype(np.int32)
+    uv = x[:, h:, :].reshape(n, h // 2, w // 2, 2).astype(np.int32)
+    iu, iv = (1, 0) if attrs["rbuv_swap_switch"] else (0, 1)
+    u = np.repeat(np.repeat(uv[..., iu], 2, axis=1), 2, axis=2)
+    v = np.repeat(np.repeat(uv[..., iv], 2, axis=1), 2, axis=2)
+    planes = np.stack([y, u, v], axis=1)  # N, 3, H, W
+    if attrs["csc_switch"]:
+        m = np.asarray(attrs["matrix"], dtype=np.int64).reshape(3, 3)
+        bias = np.asarray(attrs["input_bias"], dtype=np.int64).reshape(1, 3, 1, 1)
+        acc = np.einsum("ij,njhw->nihw", m, planes.astype(np.int64) - bias)
+        planes = np.clip((acc + 128) >> 8, 0, 255)
+    mean = np.asarray(attrs["mean_chn"], dtype=np.float32).reshape(1, 3, 1, 1)
+    low = np.asarray(attrs["min_chn"], dtype=np.float32).reshape(1, 3, 1, 1)
+    scale = np.asarray(attrs["var_reci_chn"], dtype=np.float32).reshape(1, 3, 1, 1)
+    out = (planes.astype(np.float32) - mean - low) * scale
+    return [np.ascontiguousarray(out, dtype=np.float32)]
+
+
+def _register_aipp() -> None:
+    _define("Aipp", (1, 1), 1, frozenset({"uint8"}), _aipp_infer, _k_aipp,
+            _out_cost(FLOPS_AIPP), AIPP_DEFAULTS)
+
+
 _register_all()
+_register_aipp()

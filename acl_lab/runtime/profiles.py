@@ -41,6 +41,17 @@ class DeviceProfile:
     #: AI cores and their throughput in FLOP (or OP) per ns for the whole chip, per dtype
     aicore_count: int
     flops_per_ns: dict[str, float] = field(default_factory=dict)
+    #: Occupancy rule (``compute.occupancy``): the smallest share of a kernel's output one AI
+    #: core takes, in output elements. A core accumulates its block of the output in its L0C
+    #: buffer as fp32 (4 bytes) and ping-pongs two halves of it (one is computed while the
+    #: other drains), so a block is L0C / 4 / 2 elements: 32768 = 128 cube fractals of 16x16
+    #: for the 256 KiB L0C of the Ascend 310/310P AI core (DaVinci cube: 16x16x16 fp16 MACs;
+    #: L0A/L0B 64 KiB, L0C 256 KiB, UB 256 KiB), 16384 for the 128 KiB L0C of the 910B
+    #: (dav-c220). A kernel with B blocks keeps min(B, aicore_count) cores busy; at batch 1
+    #: the late layers of a CNN fill fewer cores than the chip has, so two streams can run
+    #: two inferences side by side. This is the emulator's simplification of the TBE tiling
+    #: (which chooses its own multi-core split), not a documented CANN rule.
+    core_block_outputs: int = 32_768
     #: host cost of an ordinary API call, and of one that submits a task to a stream
     api_call_ns: int = 1_000
     launch_call_ns: int = 2_000
@@ -94,6 +105,12 @@ ASCEND310 = DeviceProfile(
 # 70 TFLOPS fp16 and 140 TOPS int8 (Atlas 300I Pro datasheet); PCIe 4.0 x16 host link, of
 # which a DMA engine sustains roughly 20 GB/s with pinned memory. Pageable copies lose about
 # 30% through staging, the figure the optimisation-ladder article reports for pinned memory.
+# AI core buffers (L0C 256 KiB) give the default core_block_outputs of 32768 (see the field).
+# DVPP: the JPEGD performance table of the CANN media docs gives one channel of 1080p JPEG at
+# 256 FPS on Atlas inference (310P) cards, 1920 * 1080 * 256 = 0.53 pixel/ns; the emulator has
+# one DVPP rate and one DVPP engine, so VPC is charged at that rate too (its own table says
+# 1080p -> 1080p at 360 FPS per channel, 0.75 pixel/ns: the emulated VPC is slower) and
+# JPEGD and VPC tasks never overlap (on the chip they are separate units).
 ASCEND310P3 = DeviceProfile(
     name="Ascend310P3",
     soc_name="Ascend310P3",
@@ -111,7 +128,7 @@ ASCEND310P3 = DeviceProfile(
     launch_latency_ns=4_000,
     max_streams=1024,
     max_events=1023,
-    dvpp_pixels_per_ns=0.5,
+    dvpp_pixels_per_ns=0.53,
 )
 
 # Ascend 910B1 (Atlas A2 training/inference): 64 GiB HBM2e at about 1.6 TB/s; 24 AI cores,
@@ -136,6 +153,7 @@ ASCEND910B1 = DeviceProfile(
     max_streams=1984,
     max_events=65536,
     dvpp_pixels_per_ns=0.8,
+    core_block_outputs=16_384,  # L0C 128 KiB on dav-c220 (see the field)
     supports_huge1g=True,
 )
 

@@ -8,6 +8,7 @@ task that becomes ready early can use a gap left before a task that was placed l
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from enum import IntEnum
 
 
@@ -48,7 +49,9 @@ class Resource:
     def __init__(self, name: str, capacity: int) -> None:
         self.name = name
         self.capacity = capacity
-        # (start, end, units), unordered; pruned to intervals that can still matter.
+        # (start, end, units), unordered; pruned to intervals that can still matter. A single
+        # unit keeps disjoint blocks sorted by start, touching bookings merged, so a fit
+        # scans the gaps after its ready time instead of every pair of intervals.
         self.busy: list[tuple[int, int, int]] = []
         self.horizon = 0  # max end of all intervals
 
@@ -68,6 +71,8 @@ class Resource:
     def fit(self, ready: int, duration: int, units: int = 1) -> int:
         """Earliest start >= ``ready`` with ``units`` free for ``duration`` ns; books it."""
         units = min(units, self.capacity)
+        if self.capacity == 1:
+            return self._fit_one(ready, duration)
         if ready >= self.horizon:
             start = ready
         else:
@@ -84,7 +89,38 @@ class Resource:
                 self.horizon = end
         return start
 
+    def _fit_one(self, ready: int, duration: int) -> int:
+        """``fit`` for one unit: the first gap of ``max(duration, 1)`` ns from ``ready``."""
+        busy = self.busy
+        need = max(duration, 1)
+        start = ready
+        j = bisect_right(busy, ready, key=_end)  # the first block that ends after ready
+        while j < len(busy):
+            s, e, _ = busy[j]
+            if s >= start + need:
+                break
+            start = max(start, e)
+            j += 1
+        if duration > 0:
+            # Every block before j ends by ``start``; block j starts at or after the end.
+            end = start + duration
+            if j and busy[j - 1][1] == start:
+                j -= 1
+                start_merged = busy.pop(j)[0]
+            else:
+                start_merged = start
+            if j < len(busy) and busy[j][0] == end:
+                end = busy.pop(j)[1]
+            busy.insert(j, (start_merged, end, 1))
+            if end > self.horizon:
+                self.horizon = end
+        return start
+
     def prune(self, before: int) -> None:
         """Forget intervals that end at or before ``before`` (no task can start earlier)."""
         if len(self.busy) > 32:
             self.busy = [b for b in self.busy if b[1] > before]
+
+
+def _end(interval: tuple[int, int, int]) -> int:
+    return interval[1]

@@ -113,6 +113,10 @@ def set_current_session(session: Session | None) -> Session | None:
     return prev
 
 
+#: Default memory bound of a session's trace, in MiB (env ``ACL_LAB_TRACE_LIMIT_MB``).
+DEFAULT_TRACE_LIMIT_MB = 512
+
+
 def _env_float(name: str, default: float) -> float:
     try:
         return float(os.environ.get(name, default))
@@ -138,12 +142,23 @@ class Session:
         watchdog: seconds a multi-threaded wait may make no progress before it is reported
             as a deadlock with every thread's stack (env ``ACL_LAB_WATCHDOG``).
         record: attach a trace recorder (the normal case).
+        trace_limit_bytes: memory bound of the trace (env ``ACL_LAB_TRACE_LIMIT_MB``, default
+            512 MiB). Past three quarters of it the recorder leaves out successful calls that
+            nothing else refers to and reports a ``trace_truncated`` finding; the rows every
+            other finding needs are always kept.
     """
 
     def __init__(self, profile: str | DeviceProfile | None = None, device_count: int = 1,
                  pageable_async: str = "async", watchdog: float | None = None,
-                 record: bool = True) -> None:
+                 record: bool = True, trace_limit_bytes: int | None = None) -> None:
         self.profile = get_profile(profile)
+        if trace_limit_bytes is None:
+            mb = _env_float("ACL_LAB_TRACE_LIMIT_MB", DEFAULT_TRACE_LIMIT_MB)
+            ok_mb = 0 < mb < 1e12  # NaN, inf and nonsense fall back to the default
+            trace_limit_bytes = int(mb * (1 << 20)) if ok_mb else DEFAULT_TRACE_LIMIT_MB << 20
+        if trace_limit_bytes <= 0:
+            raise ValueError("trace_limit_bytes must be a positive number of bytes")
+        self.trace_limit_bytes = trace_limit_bytes
         if not 1 <= device_count <= 16:
             raise ValueError("device_count must be between 1 and 16")
         if pageable_async not in ("async", "sync"):
@@ -183,7 +198,7 @@ class Session:
         self.next_model_id = 1
         if record:
             from ..tracer.recorder import Recorder  # runtime -> tracer only at wiring time
-            self.recorder = Recorder(self)
+            self.recorder = Recorder(self, trace_limit_bytes)
             self.hooks.subscribe(self.recorder)
 
     # ================================================================== session plumbing
@@ -829,6 +844,7 @@ class Session:
         if r is None:
             return
         if r.kind in (HOST_PINNED, HOST_PAGEABLE):
+            self._check_range(r, ptr, count)
             self.memory.fill(r, ptr - r.addr, value, count)
             return
         task = self._new_task(TaskKind.MEMSET, None, cid, th.clock, Engine.COPY_D2D,
@@ -934,6 +950,7 @@ class Session:
         s = t.stream
         assert s is not None
         s.last_task = t
+        self._refuse_out_of_bounds(t)
         self._register_task(t)
         if s.pending or s.blocked_by is not None or not self._place(t):
             s.pending.append(t)
@@ -941,6 +958,14 @@ class Session:
                 self._blocked_streams.append(s)
         else:
             self._after_place(t)
+
+    @staticmethod
+    def _refuse_out_of_bounds(t: Task) -> None:
+        """A task whose range already runs past its allocation fails at its start and moves
+        nothing: it takes 1 ns, not the cost of its count (which must not hold the engine or
+        push the clock out by years; a start before the end keeps the effect order)."""
+        if any(a.offset + a.length > a.region.size for a in t.accesses):
+            t.duration = min(t.duration, 1)
 
     def _after_place(self, t: Task) -> None:
         if t.kind in (TaskKind.EVENT_RECORD, TaskKind.EVENT_RESET) and self._blocked_streams:
@@ -1142,6 +1167,7 @@ class Session:
     def run_sync_task(self, th: HostThread, task: Task) -> None:
         """Run a task on no stream (synchronous copy, memset or model execute) now."""
         task.device = th.ctx.device.index if th.ctx is not None else 0
+        self._refuse_out_of_bounds(task)
         self._register_task(task)
         ready = th.clock + self.profile.copy_setup_ns // 2
         if task.engine == Engine.HOST:
@@ -1495,6 +1521,7 @@ class Session:
         begin = th.clock
         fn = t.callback
         err: BaseException | None = None
+        fatal: BaseException | None = None
         # The callback is user code: run it without the session lock (it calls the API).
         depth = self._release_all()
         try:
@@ -1503,6 +1530,8 @@ class Session:
         except Exception as exc:  # a failing callback must not kill the report thread
             err = exc
             traceback.print_exc()
+        except BaseException as exc:  # KeyboardInterrupt, SystemExit: finish the task, re-raise
+            err = fatal = exc
         finally:
             self._reacquire(depth)
         th.clock += self.profile.api_call_ns
@@ -1510,6 +1539,12 @@ class Session:
         if err is not None:
             self.diag(cid, "callback_exception",
                       f"callback of task {t.id} raised {type(err).__name__}: {err}", level=2)
+        self._callback_done(th, t)
+        if fatal is not None:
+            raise fatal
+
+    def _callback_done(self, th: HostThread, t: Task) -> None:
+        """A callback returned (or raised): release the stream a blocking one held."""
         s = t.stream
         if t.block and s is not None and s.blocked_by is t:
             t.end = th.clock
@@ -1618,6 +1653,8 @@ class Session:
         if ptr != 0 and self.memory.is_device_addr(ptr):
             raise AclError(107000, f"{what}: {ptr:#x} is a device address; copy it to host "
                                    "memory first with acl.rt.memcpy")
+        if nbytes < 0:
+            raise AclError(100000, f"{what}: size {nbytes} is negative")
         r = self._resolve(ptr, nbytes, what)
         off = ptr - r.addr
         return r, r.buf[off:off + nbytes]

@@ -13,6 +13,7 @@ import gzip
 import io
 import json
 import os
+import zlib
 from array import array
 from collections.abc import Iterator, Mapping
 from typing import Any
@@ -28,6 +29,30 @@ _DTYPES = {"b": np.int8, "i": np.int32, "q": np.int64}
 GZIP_ABOVE = 1 << 20
 #: Load refuses files (after decompression) larger than this.
 MAX_LOAD_BYTES = 1 << 30
+#: The one meta entry that is an object: API name -> calls left out by the trace limit.
+DROPPED_CALLS = "dropped_calls"
+
+
+def _check_dropped(counts: dict[str, Any]) -> None:
+    for name, n in counts.items():
+        if type(n) is not int or not 0 < n < (1 << 63):
+            raise ValueError(f"trace file: meta.{DROPPED_CALLS}[{name!r}] must be a positive "
+                             "integer")
+
+
+class _DuplicateKey(ValueError):
+    """A JSON object of the file has the same key twice (json would keep the last)."""
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _DuplicateKey(f"trace file: duplicate key {key[:100]!r} in a JSON object")
+            seen.add(key)
+    return out
 
 
 class Table(Mapping[str, np.ndarray]):
@@ -162,8 +187,10 @@ class Trace:
 
     def stats(self) -> dict[str, int]:
         """The summary's ``stats`` block."""
+        dropped = self.meta.get(DROPPED_CALLS)
         return {
-            "api_calls": self.calls.rows,
+            "api_calls": self.calls.rows + (sum(dropped.values())
+                                            if isinstance(dropped, dict) else 0),
             "tasks": self.tasks.rows,
             "allocations": int(np.count_nonzero(self.allocs["kind"] != 3)),
             "peak_device_bytes": self.peak_device_bytes(),
@@ -208,7 +235,7 @@ class Trace:
                 try:
                     with gzip.GzipFile(fileobj=fh) as gz:
                         raw = gz.read(max_bytes + 1)
-                except (OSError, EOFError, gzip.BadGzipFile) as e:
+                except (OSError, EOFError, zlib.error) as e:
                     raise ValueError(f"trace file: corrupt gzip data ({e})") from None
             else:
                 raw = fh.read(max_bytes + 1)
@@ -220,10 +247,12 @@ class Trace:
     def from_json_bytes(cls, raw: bytes) -> Trace:
         """Parse and validate the JSON form (see ``load``)."""
         try:
-            doc = json.loads(raw)
+            doc = json.loads(raw, object_pairs_hook=_unique_keys)
         except RecursionError:
             raise ValueError("trace file: JSON nested too deeply") from None
-        except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        except _DuplicateKey:
+            raise
+        except ValueError as e:  # JSONDecodeError, bad UTF-8, numbers with too many digits
             raise ValueError(f"trace file: not valid JSON ({e})") from None
         return cls.from_dict(doc)
 
@@ -245,6 +274,9 @@ class Trace:
         if not isinstance(meta, dict):
             raise ValueError("trace file: 'meta' must be an object")
         for k, v in meta.items():
+            if k == DROPPED_CALLS and isinstance(v, dict):
+                _check_dropped(v)
+                continue
             if not isinstance(v, (str, int, float, bool)) and v is not None:
                 raise ValueError(f"trace file: meta.{k} must be a scalar")
             if type(v) is int and not -(1 << 63) <= v < (1 << 63):

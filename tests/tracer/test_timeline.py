@@ -169,8 +169,8 @@ def test_lanes_have_each_thread_and_stream(small: tuple[Trace, dict[str, int]]) 
     assert names[:2] == ["thread 0 (MainThread)", "thread 1 (report)"]
     for h in handles.values():
         assert stream_label(trace, h) in names
-    assert "sync copies (thread 0)" in names
-    assert names.index("sync copies (thread 0)") > names.index(stream_label(trace, handles["s2"]))
+    assert "sync tasks (thread 0)" in names
+    assert names.index("sync tasks (thread 0)") > names.index(stream_label(trace, handles["s2"]))
     assert fig.layout.meta["lanes"] == names
     assert list(fig.layout.yaxis.tickvals) == list(range(len(names)))
 
@@ -333,7 +333,7 @@ def test_thread_and_stream_filters_keep_only_those_lanes(
     both = lanes(timeline(trace, threads=[0], streams=[stream_label(trace, handles["s1"]),
                                                       "sync"]))
     assert both == ["thread 0 (MainThread)", stream_label(trace, handles["s1"]),
-                    "sync copies (thread 0)"]
+                    "sync tasks (thread 0)"]
 
 
 def test_bad_filters_and_windows_raise(small: tuple[Trace, dict[str, int]]) -> None:

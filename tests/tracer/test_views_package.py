@@ -18,3 +18,14 @@ def test_view_names_are_functions_even_after_submodule_imports() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)
     assert out.stdout.strip() == "True"
+
+
+def test_submodules_load_on_first_attribute_use() -> None:
+    """``acl_lab.zoo`` and ``acl_lab.grading`` work after a plain ``import acl_lab`` (the
+    README's spelling), without importing plotly up front."""
+    code = ("import sys, acl_lab\n"
+            "print('plotly' in sys.modules, callable(acl_lab.zoo.path),"
+            " callable(acl_lab.grading.check), 'plotly' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.split() == ["False", "True", "True", "False"]

@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from ...runtime.objects import OBJ_CONTEXT
 from ..schema import ALLOC_KINDS
 from . import resources
 from .base import Finding, human_bytes, site
@@ -423,7 +424,7 @@ def _context_origin(trace: Any, thread: int, cid: int) -> tuple[str, tuple[int, 
         return ("Evidence: no thread had a context before this call. Fix: call "
                 "acl.rt.set_device(device_id) (and acl.rt.create_context if you need one) "
                 "before any call that needs a context.", ())
-    ctx = int(ctx_col[others[-1]])
+    ctx = _context_after(trace, int(others[-1]))
     made = int(o["call"][ctx])
     in_thread = thread_name(trace, made)
     if int(o["kind"][ctx]) == 0 and int(o["flags"][ctx]) == 1:
@@ -436,6 +437,28 @@ def _context_origin(trace: Any, thread: int, cid: int) -> tuple[str, tuple[int, 
     return (f"Fix: call acl.rt.set_context(ctx) in this thread; ctx was created at "
             f"{_at(trace, made)} in {in_thread} (pass it to the thread, e.g. as an argument,"
             " and set it at the start of the thread's function).", (made,))
+
+
+def _context_after(trace: Any, cid: int) -> int:
+    """The calling thread's current context just after call ``cid``.
+
+    ``calls.ctx`` is the context a call was entered with; a successful create_context or
+    set_context leaves the thread in another one (the context it created or named).
+    """
+    calls, o = trace.calls, trace.objects
+    if int(calls["ret"][cid]) == 0:
+        name = trace.call_name(cid)
+        found = np.zeros(0, dtype=np.int64)
+        if name == "acl.rt.create_context":
+            found = np.nonzero((o["call"] == cid) & (o["kind"] == OBJ_CONTEXT))[0]
+        elif name == "acl.rt.set_context":
+            args = trace.call_args(cid)
+            if args and isinstance(args[0], int):
+                found = np.nonzero((o["handle"] == args[0]) & (o["kind"] == OBJ_CONTEXT)
+                                   & (o["call"] < cid))[0]
+        if len(found):
+            return int(found[-1])
+    return int(calls["ctx"][cid])
 
 
 def wrong_context(trace: Any) -> list[Finding]:

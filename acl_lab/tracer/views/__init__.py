@@ -8,10 +8,12 @@ where a module has the same name.
 
 from __future__ import annotations
 
+from .call_table import call_table
 from .graphs import race_view, wait_graph
 from .memory_map import memory_map
 from .overlap import overlap_figure
 from .style import PlotStyle
 from .timeline import timeline
 
-__all__ = ["PlotStyle", "memory_map", "overlap_figure", "race_view", "timeline", "wait_graph"]
+__all__ = ["PlotStyle", "call_table", "memory_map", "overlap_figure", "race_view", "timeline",
+           "wait_graph"]

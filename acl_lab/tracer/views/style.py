@@ -86,6 +86,7 @@ class PlotStyle:
         state_colors: memory-block state -> colour (``live``, ``freed``, ``leaked``).
         severity_colors: finding severity -> colour (``error``, ``warning``, ``info``).
         call_color: host API call bars.
+        error_row_color: the tint of a failed call's row in the call table.
         sync_color: the shading of a host thread blocked in a synchronize / wait.
         flow_color: call -> task arrows.
         edge_color: event record -> wait arrows.
@@ -109,6 +110,7 @@ class PlotStyle:
     state_colors: Mapping[str, str] = field(default_factory=_state_colors)
     severity_colors: Mapping[str, str] = field(default_factory=_severity_colors)
     call_color: str = "#7a8ca3"
+    error_row_color: str = "rgba(192, 57, 43, 0.18)"
     sync_color: str = "rgba(228, 87, 86, 0.22)"
     flow_color: str = "rgba(90, 90, 90, 0.45)"
     edge_color: str = "#222222"

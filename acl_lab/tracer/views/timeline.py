@@ -6,8 +6,9 @@
   file:line, duration, ret), the time it spent blocked in a synchronize / wait shaded behind
   them (the ``syncs`` table), and the callbacks it ran as thin bars on top;
 * per device, one lane per stream (its tasks coloured by kind: H2D, D2H, D2D, memset,
-  kernel / op, model, event record / wait / reset, callback, DVPP), a ``sync copies
-  (thread N)`` lane for the synchronous copies each thread made (tasks with ``stream -1``),
+  kernel / op, model, event record / wait / reset, callback, DVPP), a ``sync tasks
+  (thread N)`` lane for the synchronous work each thread made (sync copies, ``acl.mdl.execute``,
+  synchronous ops: tasks with ``stream -1``),
   and, with ``engines=True``, one lane per busy engine (copy engine per direction, AI core,
   DVPP) showing when it was occupied by any stream;
 * arrows from the call that enqueued a task (at its submit time) to the task's start, and
@@ -123,7 +124,7 @@ def timeline(trace: Any, *, threads: Iterable[int | str] | None = None,
 
     Thread lanes show API calls (bars labelled by call name), sync waits (shaded) and the
     callbacks the thread ran; stream lanes show tasks coloured by kind; synchronous copies
-    sit on a ``sync copies (thread N)`` lane; ``engines=True`` adds copy-engine and AI-core
+    sit on a ``sync tasks (thread N)`` lane; ``engines=True`` adds copy-engine and AI-core
     occupancy lanes. Arrows link event record -> wait and call -> task; findings are marked
     on the calls and tasks they involve. See the module docstring for the level-of-detail
     and flow-limit rules.
@@ -310,7 +311,7 @@ def _lanes(trace: Any, st: PlotStyle, threads: Iterable[int | str] | None,
                 for dd, t in sorted(sync_pairs):
                     if dd == d:
                         sync_lane[d, t] = len(lanes)
-                        lanes.append(_Lane(f"{prefix}sync copies (thread {t})", "sync_copies",
+                        lanes.append(_Lane(f"{prefix}sync tasks (thread {t})", "sync_copies",
                                            d))
             elif group == "engines":
                 for e in ENGINE_LANES:

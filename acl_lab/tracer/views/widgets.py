@@ -580,7 +580,7 @@ def stream_state(trace: Any, at_ns: int) -> list[dict[str, Any]]:
     for s in keys:
         m = stream == s
         label = (trace.string(int(objs["label"][s])) if 0 <= s < objs.rows
-                 else "sync copies")
+                 else "sync tasks")
         now = []
         for i in np.nonzero(m & running)[0].tolist():
             k = int(t["kind"][i])

@@ -1,0 +1,361 @@
+"""Judge a ``Run`` against its rubric: the ``Report``, and its HTML for notebooks and feedback.
+
+``grade_run`` evaluates every item's predicate and never crashes on a rubric bug (a predicate
+that raises fails its item with "rubric error: ..."). A ``Report`` keeps the ``Run``, so
+``Report.figure(item_id)`` draws the item's view of that very run. ``Report.to_html`` is the
+feedback shown by ``check()`` and written by ``acl-lab grade``; it follows a small DOM contract
+(for browser tests and styling):
+
+* the root element has class ``acl-lab-check`` and ``data-exercise="<exercise id>"``;
+* every item is an element with class ``acl-lab-item``, ``data-item="<item id>"`` and
+  ``data-status="pass"`` or ``"fail"``;
+* the summary line has class ``acl-lab-score`` and reads ``"3/4 items passed (7/10 points)"``.
+
+Reasons, hints, error text and every other string are HTML-escaped: reasons quote learner
+values. Nothing here imports plotly until a figure is asked for.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from .rubric import Exercise, Item, Run, get_exercise
+
+#: Plotly config for embedded figures: no logo link, no network.
+PLOTLY_CONFIG = {"displaylogo": False, "responsive": True}
+
+_PASS_COLOUR = "#1e8449"
+_FAIL_COLOUR = "#c0392b"
+
+
+@dataclass(frozen=True)
+class ItemResult:
+    """One rubric item judged.
+
+    Attributes:
+        item: the rubric item.
+        passed: whether its predicate held.
+        reason: the predicate's reason, verbatim (or "rubric error: ..." / the violation).
+        points_awarded: ``item.points`` when passed, else 0.
+    """
+
+    item: Item
+    passed: bool
+    reason: str
+    points_awarded: int
+
+    @property
+    def status(self) -> str:
+        """``"pass"`` or ``"fail"`` (the ``data-status`` of the item's element)."""
+        return "pass" if self.passed else "fail"
+
+
+@dataclass(frozen=True, repr=False)
+class Report:
+    """The graded outcome of one ``Run``.
+
+    Attributes:
+        exercise: the exercise (``exercise.id`` is the id).
+        seed: the seed of the run.
+        results: one ``ItemResult`` per rubric item, in rubric order.
+        run: the ``Run`` that was judged (its trace draws the figures).
+    """
+
+    exercise: Exercise
+    seed: int
+    results: tuple[ItemResult, ...]
+    run: Run
+
+    # ------------------------------------------------------------------ summary
+    @property
+    def score(self) -> int:
+        """Points awarded."""
+        return sum(r.points_awarded for r in self.results)
+
+    @property
+    def total(self) -> int:
+        """Points available."""
+        return sum(r.item.points for r in self.results)
+
+    @property
+    def passed_all(self) -> bool:
+        """Every item passed (and there was at least one)."""
+        return bool(self.results) and all(r.passed for r in self.results)
+
+    @property
+    def passed_count(self) -> int:
+        """How many items passed."""
+        return sum(1 for r in self.results if r.passed)
+
+    @property
+    def failed(self) -> tuple[ItemResult, ...]:
+        """The items that failed, in rubric order."""
+        return tuple(r for r in self.results if not r.passed)
+
+    def result(self, item_id: str) -> ItemResult:
+        """The result of item ``item_id``.
+
+        Raises:
+            KeyError: naming the item ids when there is no such item.
+        """
+        for r in self.results:
+            if r.item.id == item_id:
+                return r
+        raise KeyError(f"exercise {self.exercise.id} has no item {item_id!r}; items: "
+                       f"{[r.item.id for r in self.results]}")
+
+    def summary(self) -> str:
+        """``"3/4 items passed (7/10 points)"``."""
+        return (f"{self.passed_count}/{len(self.results)} items passed "
+                f"({self.score}/{self.total} points)")
+
+    def outcome(self) -> str:
+        """One line on how the function ended: stopped, raised, or returned."""
+        run = self.run
+        if run.timed_out:
+            return f"Your function was stopped: {run.error}"
+        if run.error is not None:
+            return f"Your function raised {run.error}"
+        return "Your function returned."
+
+    def text(self) -> str:
+        """The report as plain text (what ``print(report)`` shows)."""
+        lines = [f"Exercise {self.exercise.id}: {self.exercise.title}", self.summary()]
+        if self.run.violations:
+            lines.append("Integrity violation: " + "; ".join(self.run.violations))
+        lines.append(self.outcome())
+        for r in self.results:
+            mark = "PASS" if r.passed else "FAIL"
+            lines.append(f"[{mark}] {r.item.description} ({r.points_awarded}/{r.item.points})")
+            if r.reason:
+                lines.extend("       " + ln for ln in r.reason.splitlines())
+            if not r.passed and r.item.hint:
+                lines.append(f"       Hint: {r.item.hint}")
+        lines.append("All items passed." if self.passed_all
+                     else f"{len(self.failed)} item(s) to fix.")
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.text()
+
+    def __repr__(self) -> str:
+        return f"<Report {self.exercise.id} seed={self.seed}: {self.summary()}>"
+
+    def to_rows(self, learner: str) -> list[tuple[str, str, str, int]]:
+        """CSV rows ``(learner, exercise id, item id, points awarded)``, one per item."""
+        return [(learner, self.exercise.id, r.item.id, r.points_awarded) for r in self.results]
+
+    # ------------------------------------------------------------------ figures
+    def figure(self, item_id: str) -> Any:
+        """The figure of item ``item_id``'s view for this run, or None.
+
+        None when the item names no view or the run has nothing for it to draw (no calls for
+        a timeline, no allocation for a memory map, no deadlock finding for a wait graph, no
+        race finding for a race view, no device task for the overlap figure).
+
+        Raises:
+            KeyError: no such item.
+        """
+        view = self.result(item_id).item.view
+        return None if view is None else view_figure(self.run, view)
+
+    # ------------------------------------------------------------------ HTML
+    def to_html(self, include_figures: bool = False, *, include_plotlyjs: bool = True) -> str:
+        """The report as an HTML fragment (one root ``div``; see the module's DOM contract).
+
+        Args:
+            include_figures: embed the view of every failed item that names one.
+            include_plotlyjs: with figures, put plotly.js inline in the first one (the page
+                then opens offline). Pass False when the page already holds plotly.js, e.g.
+                for the second report on one page.
+        """
+        return self._render(include_figures, include_plotlyjs)[0]
+
+    def _render(self, include_figures: bool, plotlyjs: bool) -> tuple[str, bool]:
+        """The HTML, and whether plotly.js went into it."""
+        ex = self.exercise
+        parts = [
+            f'<div class="acl-lab-check" data-exercise="{_esc(ex.id)}" '
+            f'data-seed="{self.seed}" style="font-family:sans-serif;line-height:1.4;'
+            'border:1px solid #d5d8dc;border-radius:6px;padding:8px 12px;margin:4px 0">',
+            f'<div class="acl-lab-title" style="font-weight:bold;font-size:1.1em">'
+            f"Exercise {_esc(ex.id)}: {_esc(ex.title)}</div>",
+            f'<div class="acl-lab-score" style="font-weight:bold">{_esc(self.summary())}</div>',
+        ]
+        if self.run.violations:
+            parts.append(f'<div class="acl-lab-violation" style="color:{_FAIL_COLOUR}">'
+                         f"Integrity violation: {_esc('; '.join(self.run.violations))}</div>")
+        colour = _FAIL_COLOUR if self.run.error is not None else "#5d6d7e"
+        parts.append(f'<div class="acl-lab-outcome" style="color:{colour};'
+                     f'white-space:pre-wrap">{_esc(self.outcome())}</div>')
+        parts.append('<ul class="acl-lab-items" style="list-style:none;padding-left:0">')
+        js = plotlyjs
+        for r in self.results:
+            item_html, used_js = self._item_html(r, include_figures, js)
+            js = js and not used_js
+            parts.append(item_html)
+        parts.append("</ul>")
+        verdict = ("All items passed." if self.passed_all
+                   else f"{len(self.failed)} item(s) to fix.")
+        parts.append(f'<div class="acl-lab-verdict">{_esc(verdict)}</div>')
+        parts.append(f'<div class="acl-lab-seed" style="color:#7f8c8d;font-size:0.85em">'
+                     f"seed {self.seed}</div></div>")
+        return "\n".join(parts), plotlyjs and not js
+
+    def _item_html(self, r: ItemResult, include_figures: bool,
+                   plotlyjs: bool) -> tuple[str, bool]:
+        colour = _PASS_COLOUR if r.passed else _FAIL_COLOUR
+        mark = "✓" if r.passed else "✗"
+        out = [
+            f'<li class="acl-lab-item" data-item="{_esc(r.item.id)}" '
+            f'data-status="{r.status}" style="border-left:4px solid {colour};'
+            'padding:2px 8px;margin:6px 0">',
+            f'<span class="acl-lab-mark" style="color:{colour};font-weight:bold">{mark}</span> '
+            f'<span class="acl-lab-description">{_esc(r.item.description)}</span> '
+            f'<span class="acl-lab-points" style="color:#7f8c8d">'
+            f"({r.points_awarded}/{r.item.points} points)</span>",
+        ]
+        if r.reason:
+            out.append(f'<div class="acl-lab-reason" style="white-space:pre-wrap">'
+                       f"{_esc(r.reason)}</div>")
+        used_js = False
+        if not r.passed:
+            if r.item.hint:
+                out.append(f'<div class="acl-lab-hint" style="color:#5d6d7e">'
+                           f"<b>Hint:</b> {_esc(r.item.hint)}</div>")
+            if include_figures and r.item.view is not None:
+                fig_html, used_js = self._figure_html(r.item, plotlyjs)
+                out.append(fig_html)
+        out.append("</li>")
+        return "\n".join(out), used_js
+
+    def _figure_html(self, item: Item, plotlyjs: bool) -> tuple[str, bool]:
+        view = item.view or ""
+        try:
+            fig = self.figure(item.id)
+        except Exception as exc:  # a view bug must not hide the feedback
+            return (f'<div class="acl-lab-figure-error">The {_esc(view)} view could not be '
+                    f"drawn: {_esc(type(exc).__name__)}: {_esc(str(exc))}</div>", False)
+        if fig is None:
+            return "", False
+        div_id = _dom_id(f"acl-lab-{self.exercise.id}-{item.id}-{self.seed}")
+        height = fig.layout.height
+        inner = fig.to_html(full_html=False, include_plotlyjs=plotlyjs, div_id=div_id,
+                            config=PLOTLY_CONFIG,
+                            default_height=f"{int(height)}px" if height else "480px")
+        return (f'<div class="acl-lab-figure" data-view="{_esc(view)}">{inner}</div>',
+                plotlyjs)
+
+    def _repr_html_(self) -> str:
+        return self.to_html(include_figures=False)
+
+    def _ipython_display_(self) -> None:
+        from .check import show
+
+        show(self, auto=True)
+
+
+def grade_run(ex: Exercise | str, run: Run) -> Report:
+    """Evaluate every rubric item of ``ex`` on ``run``.
+
+    A predicate that raises (or returns something other than ``(bool, str)``) fails its
+    item with the reason ``"rubric error: ..."``. When ``run.violations`` is non-empty every
+    item fails with the violations as its reason and 0 points.
+
+    Raises:
+        ValueError: ``run`` is a run of another exercise.
+    """
+    exercise = get_exercise(ex) if isinstance(ex, str) else ex
+    if run.exercise != exercise.id:
+        raise ValueError(f"run of exercise {run.exercise!r} graded against {exercise.id!r}")
+    if run.violations:
+        why = "; ".join(run.violations)
+        results = tuple(ItemResult(item, False, why, 0) for item in exercise.items)
+    else:
+        results = tuple(_judge(item, run) for item in exercise.items)
+    return Report(exercise, run.seed, results, run)
+
+
+def _judge(item: Item, run: Run) -> ItemResult:
+    try:
+        verdict = item.check(run)
+        passed, reason = verdict
+        if not isinstance(reason, str):
+            raise TypeError(f"the reason is a {type(reason).__name__}, not a str")
+    except Exception as exc:
+        text = str(exc)
+        name = type(exc).__name__
+        return ItemResult(item, False, f"rubric error: {name}: {text}" if text
+                          else f"rubric error: {name}", 0)
+    ok = bool(passed)
+    return ItemResult(item, ok, reason, item.points if ok else 0)
+
+
+def view_figure(run: Run, view: str) -> Any:
+    """Draw ``view`` (one of ``rubric.VIEWS``) for ``run``, or None when there is nothing to draw.
+
+    The timeline marks the run's findings; the memory map shows the device of the first
+    leaked allocation (else of the first allocation); the wait graph and race view draw the
+    run's first deadlock / race finding.
+    """
+    from ..tracer import views
+
+    trace = run.trace
+    if view == "timeline":
+        if trace.calls.rows == 0:
+            return None
+        return views.timeline(trace, findings=list(run.findings))
+    if view == "memory_map":
+        device = _memory_device(run)
+        return None if device is None else views.memory_map(trace, device=device)
+    if view == "overlap_figure":
+        return views.overlap_figure(trace) if trace.tasks.rows else None
+    if view in ("wait_graph", "race_view"):
+        kind = "deadlock" if view == "wait_graph" else "race"
+        found = run.of_kind(kind)
+        if not found:
+            return None
+        draw = views.wait_graph if view == "wait_graph" else views.race_view
+        return draw(found[0], trace)
+    raise ValueError(f"unknown view {view!r}")
+
+
+def _memory_device(run: Run) -> int | None:
+    """The device whose memory map shows the problem: the first leak's, else the first used."""
+    from ..tracer.schema import POOLS
+
+    a = run.trace.allocs
+    if a.rows == 0:
+        return None
+    on_device = [i for i in range(a.rows) if int(a["pool"][i]) != POOLS.index("host")]
+    for f in run.of_kind("leak"):
+        for i in f.ids.get("allocs", ()):
+            if i in on_device:
+                return int(a["device"][i])
+    return int(a["device"][on_device[0]]) if on_device else None
+
+
+def feedback_page(reports: Iterable[Report], *, title: str = "acl_lab feedback",
+                  include_figures: bool = True) -> str:
+    """A self-contained HTML page of several reports (plotly.js inline once, no network)."""
+    body: list[str] = []
+    js = True
+    for rep in reports:
+        fragment, used_js = rep._render(include_figures, js)
+        js = js and not used_js
+        body.append(fragment)
+    return ("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+            f"<title>{_esc(title)}</title>\n</head>\n<body>\n<h1>{_esc(title)}</h1>\n"
+            + "\n".join(body) + "\n</body>\n</html>\n")
+
+
+def _esc(text: str) -> str:
+    return html.escape(str(text), quote=True)
+
+
+def _dom_id(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_-]", "-", text)

@@ -1,0 +1,172 @@
+"""The rubric model: exercises, items, and the Run that items judge.
+
+An exercise is a function the learner writes (its name is ``Exercise.entry``); its rubric is a
+tuple of ``Item``. Each item's ``check`` is a pure predicate over a ``Run`` (the learner's
+return value, the exception it raised, the frozen Trace and its findings) and returns
+``(passed, reason)``. Items read behaviour from the trace, so a hard-coded answer cannot pass:
+the arguments are drawn from ``Run.seed``, which the grader picks per run, and the expected
+answer is recomputed from the seed by the predicate.
+
+Rubric modules live in ``acl_lab.grading.exercises`` (one module per exercise, ``ex04.py`` ...)
+and call ``register`` at import; ``get_exercise`` imports them all on first use.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..tracer.checks import Finding
+from ..tracer.trace import Trace
+
+#: What an item's predicate returns: passed, and the reason shown to the learner (for a
+#: failure: what the trace shows went wrong, specific to the mistake; for a pass: a short
+#: confirmation such as "all 100 iterations freed their buffers").
+Verdict = tuple[bool, str]
+
+#: Views an item can point at when it fails (functions of ``acl_lab.tracer.views``).
+VIEWS = ("timeline", "memory_map", "wait_graph", "race_view", "overlap_figure")
+
+
+@dataclass(frozen=True)
+class Run:
+    """One graded run of a learner's function in a fresh Session.
+
+    Attributes:
+        exercise: the exercise id, e.g. ``"04.2"``.
+        seed: the seed the arguments were drawn from (predicates recompute expectations).
+        result: what the function returned (``None`` if it raised or timed out). Under
+            ``acl-lab grade`` it crossed a process boundary: numpy arrays stay arrays, tuples
+            and lists of them stay tuples and lists, other values become plain Python values.
+        error: ``"TypeName: message"`` of the exception the function raised (a detected
+            deadlock gives ``"DeadlockError: ..."``), or ``None`` when it returned.
+        timed_out: the function did not finish within the exercise's time limit.
+        trace: the frozen trace of the whole run (``Session.finish()``: leaks included).
+        findings: ``trace.findings()``.
+        violations: integrity problems the grader detected (the submission modified
+            ``acl_lab``, read the solutions, ended the process...). Any violation fails
+            every item; ``check()`` in a notebook leaves it empty.
+    """
+
+    exercise: str
+    seed: int
+    result: Any
+    error: str | None
+    timed_out: bool
+    trace: Trace
+    findings: tuple[Finding, ...]
+    violations: tuple[str, ...] = ()
+
+    def of_kind(self, *kinds: str) -> list[Finding]:
+        """The findings of the given kinds (e.g. ``run.of_kind("leak")``)."""
+        return [f for f in self.findings if f.kind in kinds]
+
+    def rets(self, name: str) -> list[int]:
+        """Return codes of every call of the pyACL function ``name``, in call order."""
+        rows = self.trace.calls_named(name)
+        rets = self.trace.calls["ret"]
+        return [int(rets[i]) for i in rows]
+
+
+@dataclass(frozen=True)
+class Item:
+    """One rubric item.
+
+    Attributes:
+        id: short identifier, unique in its exercise (``"no_leak"``).
+        description: what the item requires, shown to the learner.
+        points: points awarded when it passes.
+        check: the predicate ``Run -> (passed, reason)``.
+        hint: a nudge that does not give the answer away, shown when it fails.
+        view: the view that shows the problem when it fails (one of ``VIEWS``), or None.
+    """
+
+    id: str
+    description: str
+    points: int
+    check: Callable[[Run], Verdict]
+    hint: str
+    view: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.view is not None and self.view not in VIEWS:
+            raise ValueError(f"unknown view {self.view!r}; expected one of {VIEWS}")
+        if self.points < 0:
+            raise ValueError("points must not be negative")
+
+
+@dataclass(frozen=True)
+class Exercise:
+    """A graded exercise.
+
+    Attributes:
+        id: ``"04.1"`` style id (notebook number, part).
+        title: one line.
+        entry: the name of the learner's function in the notebook (``acl-lab grade`` finds it).
+        items: the rubric.
+        make_args: ``seed -> args`` for the learner's function (plain values: numpy arrays,
+            ints, paths of zoo models...). Runs inside the fresh Session, before the function.
+        profile: device profile of the fresh Session.
+        time_limit: real seconds the function may run.
+        device_count: devices of the fresh Session.
+    """
+
+    id: str
+    title: str
+    entry: str
+    items: tuple[Item, ...]
+    make_args: Callable[[int], tuple[Any, ...]] = field(default=lambda seed: ())
+    profile: str = "Ascend310P3"
+    time_limit: float = 30.0
+    device_count: int = 1
+
+    @property
+    def points(self) -> int:
+        """The total points of the rubric."""
+        return sum(i.points for i in self.items)
+
+
+_EXERCISES: dict[str, Exercise] = {}
+_loaded = False
+
+
+def register(ex: Exercise) -> Exercise:
+    """Add an exercise to the registry (rubric modules call this at import)."""
+    ids = [i.id for i in ex.items]
+    if len(set(ids)) != len(ids):
+        raise ValueError(f"exercise {ex.id}: duplicate item ids {ids}")
+    _EXERCISES[ex.id] = ex
+    return ex
+
+
+def _load_all() -> None:
+    global _loaded
+    if _loaded:
+        return
+    from . import exercises
+
+    for mod in pkgutil.iter_modules(exercises.__path__):
+        importlib.import_module(f"{exercises.__name__}.{mod.name}")
+    _loaded = True
+
+
+def get_exercise(ex_id: str) -> Exercise:
+    """The registered exercise ``ex_id``.
+
+    Raises:
+        KeyError: naming the known ids when ``ex_id`` is unknown.
+    """
+    _load_all()
+    try:
+        return _EXERCISES[ex_id]
+    except KeyError:
+        raise KeyError(f"unknown exercise {ex_id!r}; known: {sorted(_EXERCISES)}") from None
+
+
+def all_exercises() -> list[Exercise]:
+    """Every registered exercise, by id."""
+    _load_all()
+    return [_EXERCISES[k] for k in sorted(_EXERCISES)]

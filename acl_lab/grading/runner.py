@@ -1,0 +1,195 @@
+"""Run a learner's function once, in a fresh Session, with a time limit: the graded ``Run``.
+
+``run_exercise`` is the only place that executes learner code for grading (``check()`` in a
+notebook and ``acl-lab grade`` both call it). It never lets the learner's exception escape: a
+raised exception (``DeadlockError``, ``KeyboardInterrupt`` and ``SystemExit`` included) becomes
+``Run.error`` text, and a function that runs past its time limit is stopped and reported as
+``timed_out``. It does not judge anything; ``report.grade_run`` does.
+
+How the time limit works: the function runs in a daemon worker thread, which also creates the
+fresh Session, so the caller's thread counts as a background thread for the emulator's
+deadlock detection (a wait nobody can satisfy is reported at once, not after the watchdog).
+On timeout the Session is closed (threads blocked in the emulator wake up with a
+``DeadlockError``) and an exception is injected into the worker with
+``PyThreadState_SetAsyncExc``, so a pure-Python infinite loop stops too. A thread stuck inside a
+C call (``time.sleep(10**6)``) only stops when that call returns; the run is reported anyway.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ..runtime.session import Session, current_session, set_current_session
+from .rubric import Exercise, Run, get_exercise
+
+#: Seconds a multi-threaded emulator wait may make no progress before it is a deadlock.
+WATCHDOG_S = 3.0
+#: Seconds to wait for the worker to stop once its time is up.
+STOP_GRACE_S = 2.0
+#: Seconds to wait for the emulator lock before freezing the trace without it.
+LOCK_GRACE_S = 10.0
+
+
+class TimeLimitExceeded(BaseException):
+    """Injected into a learner's thread when its time is up.
+
+    A ``BaseException`` so that a learner's ``except Exception:`` cannot swallow it.
+    """
+
+
+@dataclass
+class _Attempt:
+    """What the worker thread reports back to the grading thread."""
+
+    session: Session | None = None
+    setup_error: BaseException | None = None
+    in_fn: bool = False
+    returned: bool = False
+    result: Any = None
+    error: str | None = None
+
+
+def describe_exception(exc: BaseException) -> str:
+    """``"TypeName: message"`` (just ``"TypeName"`` when the message is empty)."""
+    text = str(exc)
+    name = type(exc).__name__
+    return f"{name}: {text}" if text else name
+
+
+def new_seed() -> int:
+    """A fresh random seed from ``os.urandom`` (31 bits, so numpy accepts it everywhere)."""
+    return int.from_bytes(os.urandom(4), "little") & 0x7FFF_FFFF
+
+
+def run_exercise(ex: Exercise | str, fn: Callable[..., Any], *, seed: int | None = None,
+                 time_limit: float | None = None) -> Run:
+    """Run ``fn(*ex.make_args(seed))`` once in a fresh Session and record what happened.
+
+    Args:
+        ex: the exercise or its id.
+        fn: the learner's function.
+        seed: the seed the arguments are drawn from (default: a random one).
+        time_limit: real seconds ``fn`` may run (default: ``ex.time_limit``).
+
+    Returns:
+        The ``Run``: result or error text, ``timed_out``, the frozen trace (leaks recorded by
+        ``Session.finish()``) and its findings. ``violations`` is empty.
+
+    Raises:
+        Exception: whatever ``ex.make_args`` (or creating the Session) raised: a rubric bug,
+            not the learner's.
+    """
+    exercise = get_exercise(ex) if isinstance(ex, str) else ex
+    seed = new_seed() if seed is None else int(seed)
+    limit = exercise.time_limit if time_limit is None else float(time_limit)
+    state = _Attempt()
+    args_ready = threading.Event()
+    previous = current_session(create=False)
+    worker = threading.Thread(target=_work, args=(exercise, fn, seed, state, args_ready),
+                              name="learner", daemon=True)
+    timed_out = False
+    try:
+        worker.start()
+        args_ready.wait()
+        if state.setup_error is not None:
+            worker.join()
+            if state.session is not None:
+                state.session.close()
+            raise state.setup_error
+        worker.join(limit)
+        if worker.is_alive():
+            timed_out = True
+            _stop(worker, state)
+    except BaseException:
+        # The grader itself was interrupted (e.g. the kernel's interrupt button): stop the
+        # learner's thread before giving up.
+        if worker.is_alive():
+            _stop(worker, state)
+        raise
+    finally:
+        set_current_session(previous)
+    session = state.session
+    assert session is not None  # set before args_ready
+    trace = _finish(session)
+    session.close()  # threads the learner started and left waiting wake up and exit
+    if timed_out:
+        error: str | None = (f"{TimeLimitExceeded.__name__}: the function did not finish "
+                             f"within {limit:g} s and was stopped")
+        result = None
+    else:
+        error, result = state.error, (state.result if state.returned else None)
+    return Run(exercise.id, seed, result, error, timed_out, trace, tuple(trace.findings()))
+
+
+def _work(ex: Exercise, fn: Callable[..., Any], seed: int, state: _Attempt,
+          args_ready: threading.Event) -> None:
+    """The worker thread: fresh Session, arguments, then the learner's function."""
+    try:
+        try:
+            session = Session(profile=ex.profile, device_count=ex.device_count,
+                              watchdog=WATCHDOG_S)
+            state.session = session
+            set_current_session(session)
+            import acl_lab
+
+            acl_lab.install()
+            args = tuple(ex.make_args(seed))
+        except BaseException as exc:
+            state.setup_error = exc
+            return
+        finally:
+            args_ready.set()
+        state.in_fn = True
+        try:
+            try:
+                state.result = fn(*args)
+                state.returned = True
+            finally:
+                state.in_fn = False
+        except TimeLimitExceeded:
+            pass
+        except BaseException as exc:  # the learner's exception is the run's outcome
+            state.error = describe_exception(exc)
+    except TimeLimitExceeded:
+        # A late injection landed after fn had already returned: nothing left to stop.
+        pass
+
+
+def _async_raise(thread: threading.Thread, exc: type[BaseException]) -> None:
+    ident = thread.ident
+    if ident is None:
+        return
+    n = ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(ident), ctypes.py_object(exc))
+    if n > 1:  # pragma: no cover - CPython documents this as "revert and give up"
+        ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(ident), None)
+
+
+def _stop(worker: threading.Thread, state: _Attempt) -> None:
+    """Close the session and interrupt the learner's function until the worker exits."""
+    if state.session is not None:
+        state.session.close()
+    deadline = time.monotonic() + STOP_GRACE_S
+    while worker.is_alive() and time.monotonic() < deadline:
+        if state.in_fn:
+            _async_raise(worker, TimeLimitExceeded)
+        worker.join(0.05)
+
+
+def _finish(session: Session) -> Any:
+    """``session.finish()``; a trace of what was recorded if the learner's thread is stuck."""
+    if session.lock.acquire(timeout=LOCK_GRACE_S):
+        try:
+            return session.finish()
+        except Exception:
+            # The run was interrupted inside the emulator and left it half-updated:
+            # the trace so far is still the record of what happened.
+            return session.trace()
+        finally:
+            session.lock.release()
+    return session.recorder.freeze()  # pragma: no cover - a thread holds the lock forever

@@ -1,0 +1,74 @@
+"""The call-table view: one row per call, decoded, failed calls tinted, filters."""
+
+from __future__ import annotations
+
+from types import ModuleType
+
+import acl_lab
+from acl_lab.runtime.session import Session
+from acl_lab.tracer.views import PlotStyle, call_table
+from acl_lab.tracer.views.call_table import COLUMNS
+
+
+def _program(session: Session, acl: ModuleType) -> None:
+    assert acl.init() == 0
+    assert acl.rt.set_device(0) == 0
+    ptr, ret = acl.rt.malloc(100, 0)
+    assert ret == 0
+    assert acl.rt.free(ptr) == 0
+    assert acl.rt.free(ptr) != 0          # double free: a failed call
+    _, ret = acl.rt.malloc(0, 0)          # size 0: 100000
+    assert ret == 100000
+    assert acl.rt.reset_device(0) == 0
+    assert acl.finalize() == 0
+
+
+def _cells(fig) -> dict[str, list]:
+    table = fig.data[0]
+    return dict(zip(table.header.values, table.cells.values, strict=True))
+
+
+def test_one_row_per_call_with_names_codes_and_sites(session: Session, acl: ModuleType) -> None:
+    _program(session, acl)
+    trace = session.trace()
+    fig = call_table(trace)
+    cells = _cells(fig)
+    assert list(fig.data[0].header.values) == list(COLUMNS)
+    assert cells["call"] == list(range(trace.calls.rows))
+    apis = cells["API (C name)"]
+    assert "acl.rt.malloc (aclrtMalloc)" in apis
+    assert apis.count("acl.rt.free (aclrtFree)") == 2
+    rets = cells["ret"]
+    size0 = apis.index("acl.rt.malloc (aclrtMalloc)", apis.index("acl.rt.free (aclrtFree)"))
+    assert rets[size0].startswith("100000 ")
+    assert all(site.endswith(".py:" + site.rsplit(":", 1)[1]) for site in cells["file:line"])
+    assert __file__.rsplit("/", 1)[1] in cells["file:line"][0]
+    # The malloc(100, 0) row shows its arguments.
+    assert cells["arguments"][apis.index("acl.rt.malloc (aclrtMalloc)")] == "100, 0"
+
+
+def test_failed_rows_are_tinted_and_can_be_filtered(session: Session, acl: ModuleType) -> None:
+    _program(session, acl)
+    trace = session.trace()
+    style = PlotStyle()
+    fills = call_table(trace).data[0].cells.fill.color[0]
+    rets = trace.calls["ret"]
+    assert [f == style.error_row_color for f in fills] == [int(r) != 0 for r in rets]
+    errors = call_table(trace, only_errors=True)
+    cells = _cells(errors)
+    assert len(cells["call"]) == int((rets != 0).sum()) == 2
+    assert all(r != "0" for r in cells["ret"])
+    frees = _cells(call_table(trace, name="acl.rt.free"))
+    assert frees["API (C name)"] == ["acl.rt.free (aclrtFree)"] * 2
+
+
+def test_max_rows_caps_the_table_and_says_so(session: Session, acl: ModuleType) -> None:
+    _program(session, acl)
+    trace = session.trace()
+    fig = call_table(trace, max_rows=3)
+    assert _cells(fig)["call"] == [0, 1, 2]
+    assert f"API calls: {trace.calls.rows} (first 3 shown)" in fig.layout.title.text
+
+
+def test_reachable_from_acl_lab() -> None:
+    assert acl_lab.call_table is call_table
