@@ -20,7 +20,10 @@ What is emulated and what is not:
 * ``--precision_mode`` and ``--log`` are checked and recorded but the emulator always
   computes in the model's own dtypes (real ATC's default ``force_fp16`` runs convolutions
   and matrix products in fp16 on the NPU, so real results differ slightly);
-* dynamic shapes only as dynamic batch (``-1`` in dim 0 with ``--dynamic_batch_size``).
+* dynamic shapes only as dynamic batch (``-1`` in dim 0 with ``--dynamic_batch_size``); as
+  with real ATC the model then has one more input, ``ascend_mbatch_shape_data`` (int64 [1]),
+  after the source model's inputs, which carries the batch chosen with
+  ``acl.mdl.set_dynamic_batch_size``.
 
 Supported ONNX ops: see :data:`SUPPORTED_OPS`.
 """
@@ -37,6 +40,7 @@ import numpy as np
 from .runtime.model import (
     ACL_FORMAT_NCHW,
     ACL_FORMAT_ND,
+    SHAPE_DATA_NAME,
     GraphBuilder,
     ModelFileError,
     Node,
@@ -67,7 +71,9 @@ Required:
 Options:
   --input_shape       "name:d0,d1,...;name2:d0,..." fixes input shapes (quote it in the
                       shell). -1 in dim 0 marks the dynamic batch (needs --dynamic_batch_size).
-  --dynamic_batch_size  "1,2,4,8": the batch gears of a dynamic-batch model.
+  --dynamic_batch_size  "1,2,4,8": the batch gears of a dynamic-batch model. The model
+                      gets one more input, ascend_mbatch_shape_data (int64 [1]), for the
+                      batch that acl.mdl.set_dynamic_batch_size chooses.
   --input_format      NCHW (default), NCDHW or ND.
   --output_type       FP32, FP16, UINT8, INT8, UINT16, INT16, UINT32, INT32, UINT64, INT64,
                       DOUBLE: the data type of every network output.
@@ -393,6 +399,11 @@ class _Converter:
             raise AtcError(_e10001(",".join(map(str, self.g.dynamic_batch)),
                                    "dynamic_batch_size", "no input has -1 in dim 0; set it "
                                    "with --input_shape, e.g. \"x:-1,3,224,224\""))
+        if self.batch is not None and any(d.name == SHAPE_DATA_NAME for d in self.g.inputs):
+            raise AtcError(_e10001(",".join(map(str, self.g.dynamic_batch)),
+                                   "dynamic_batch_size", f"the model has an input named "
+                                   f"'{SHAPE_DATA_NAME}', the name of the batch-size input "
+                                   "a dynamic-batch model gets; rename that input"))
 
     def add_outputs(self) -> None:
         """Declare the graph outputs (adding a Cast for --output_type) under their ONNX

@@ -10,7 +10,10 @@ concurrent users never see a half-written model.
 
 Models (``names()``; ``describe(name)`` gives the details):
 
-* ``mlp``: 784-256-10 perceptron, fp32, dynamic batch 1/2/4/8.
+* ``mlp``: 784-256-10 perceptron, fp32, static batch 8 (one input, one output).
+* ``mlp_dynamic``: the same network and weights converted with ``--dynamic_batch_size=1,2,4,8``:
+  input ``input`` [-1, 784] plus the ``ascend_mbatch_shape_data`` input real ATC adds
+  (``acl.mdl.set_dynamic_batch_size`` takes its index).
 * ``lenet5``: 1x1x28x28 -> 10 class probabilities (Conv/MaxPool/MatMul/SoftmaxV2).
 * ``tiny_resnet``: 1x3x32x32 -> 10 logits, three residual blocks.
 * ``resnet50``: ResNet-50 v1.5 layer shapes, input ``actual_input_1`` 1x3x224x224 fp32,
@@ -42,7 +45,7 @@ from .runtime.model import (
 )
 
 #: bump when any generator changes: cached files with another version are regenerated
-ZOO_VERSION = 1
+ZOO_VERSION = 2
 _SOC = "Ascend310P3"
 _BN_EPS = 1e-5
 #: ImageNet normalisation of the ResNet-50 input, per RGB channel in 0..255 units: the host
@@ -115,14 +118,26 @@ class _Net:
 
 
 # ------------------------------------------------------------------------- the models
-def _mlp() -> OmModel:
-    n = _Net("mlp", 1001)
-    x = n.g.add_input("input", "float32", (-1, 784))
+#: the batch of the static ``mlp``, and the gears of ``mlp_dynamic``
+MLP_BATCH = 8
+MLP_GEARS = (1, 2, 4, 8)
+
+
+def _mlp(dynamic: bool = False) -> OmModel:
+    name = "mlp_dynamic" if dynamic else "mlp"
+    n = _Net(name, 1001)  # one seed: both variants have the same weights
+    batch = -1 if dynamic else MLP_BATCH
+    x = n.g.add_input("input", "float32", (batch, 784))
     h = n.relu(n.fc(x, 784, 256, "fc1"), "relu1")
     y = n.fc(h, 256, 10, "fc2", output="output")
-    n.g.add_output(y, "float32", (-1, 10))
-    n.g.dynamic_batch = [1, 2, 4, 8]
-    return _finish(n, "mlp")
+    n.g.add_output(y, "float32", (batch, 10))
+    if dynamic:
+        n.g.dynamic_batch = list(MLP_GEARS)
+    return _finish(n, name)
+
+
+def _mlp_dynamic() -> OmModel:
+    return _mlp(dynamic=True)
 
 
 def _lenet5() -> OmModel:
@@ -221,8 +236,11 @@ class _Entry:
 
 _MODELS: dict[str, _Entry] = {
     "mlp": _Entry(_mlp, "multilayer perceptron 784-256-10 (MatMul+bias, Relu), fp32; input "
-                  "'input' [-1,784] with dynamic batch gears 1/2/4/8, output 'output' "
-                  "[-1,10] logits"),
+                  "'input' [8,784], output 'output' [8,10] logits"),
+    "mlp_dynamic": _Entry(_mlp_dynamic, "mlp with dynamic batch gears 1/2/4/8 (same "
+                          "weights): input 'input' [-1,784] and input 'ascend_mbatch_shape_data' "
+                          "int64 [1] (the batch size; acl.mdl.set_dynamic_batch_size fills "
+                          "it), output 'output' [-1,10] logits"),
     "lenet5": _Entry(_lenet5, "LeNet-5: input 'input' [1,1,28,28] fp32 NCHW, Conv2D 5x5 (6, "
                      "16) + Relu + MaxPool 2x2, MatMul 400-120-84-10, SoftmaxV2; output "
                      "'output' [1,10] class probabilities"),

@@ -21,7 +21,8 @@ def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def test_names_and_describe() -> None:
-    assert zoo.names() == ["mlp", "lenet5", "tiny_resnet", "resnet50", "resnet50_aipp"]
+    assert zoo.names() == ["mlp", "mlp_dynamic", "lenet5", "tiny_resnet", "resnet50",
+                           "resnet50_aipp"]
     for n in zoo.names():
         assert zoo.describe(n).startswith(f"{n}: ")
     assert "actual_input_1" in zoo.describe("resnet50")
@@ -58,11 +59,21 @@ def test_other_version_is_regenerated(cache: Path, monkeypatch: pytest.MonkeyPat
 
 
 def test_mlp_file(cache: Path) -> None:
-    m = load_om(zoo.path("mlp"))
+    m = load_om(zoo.path("mlp_dynamic"))
     assert m.dynamic_batch == [1, 2, 4, 8]
     assert m.inputs[0].shape == (-1, 784)
+    assert [d.name for d in m.acl_inputs] == ["input", "ascend_mbatch_shape_data"]
     (y,) = m.run([np.ones((2, 784), np.float32)], batch=2)
     assert y.shape == (2, 10)
+
+
+def test_static_mlp_is_the_dynamic_one_at_batch_8(cache: Path) -> None:
+    """mlp is static batch 8 with one input, and computes what mlp_dynamic does at gear 8."""
+    static, dynamic = load_om(zoo.path("mlp")), load_om(zoo.path("mlp_dynamic"))
+    assert static.dynamic_batch == [] and static.inputs[0].shape == (8, 784)
+    assert [d.name for d in static.acl_inputs] == ["input"]
+    x = np.random.default_rng(3).standard_normal((8, 784)).astype(np.float32)
+    np.testing.assert_array_equal(static.run([x])[0], dynamic.run([x], batch=8)[0])
 
 
 def test_tiny_resnet_runs(cache: Path) -> None:

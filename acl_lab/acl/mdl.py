@@ -3,6 +3,11 @@
 Models are acl_lab's emulated ``.om`` files (made by ``acl-lab atc`` from ONNX, or taken from
 ``acl_lab.zoo``). Executions are model tasks on the AI-core pool, timed by the sum of their
 layers' costs on the device profile.
+
+A dynamic-batch model (``atc --dynamic_batch_size``, the zoo's ``mlp_dynamic``) has one more
+input than its graph, ``ascend_mbatch_shape_data`` (``ACL_DYNAMIC_TENSOR_NAME``), last, as real
+ATC builds it: int64 [1], ND, 8 bytes. The input dataset needs a buffer for it and
+``set_dynamic_batch_size`` takes its index (``get_input_index_by_name``).
 """
 
 from __future__ import annotations
@@ -91,21 +96,14 @@ def destroy_desc(s: S, th: Any, cid: int, desc: int) -> None:
     M.destroy_desc(s, cid, desc)
 
 
-def _count(output: bool) -> Any:
-    def impl(s: S, th: Any, cid: int, desc: int) -> int:
-        d = M.desc(s, desc)
-        assert d.model is not None
-        return len(d.model.om.outputs if output else d.model.om.inputs)
-    return impl
-
-
 @acl_api("acl.mdl.get_num_inputs", "aclmdlGetNumInputs", "k", out="value")
 def get_num_inputs(s: S, th: Any, cid: int, desc: int) -> int:
-    """Number of model inputs (0 for a null desc).
+    """Number of model inputs (0 for a null desc); a dynamic-batch model counts its
+    ``ascend_mbatch_shape_data`` input too.
 
     Differs from real ACL: no difference known.
     """
-    return int(_count(False)(s, th, cid, desc))
+    return M.io_count(s, desc, False)
 
 
 @acl_api("acl.mdl.get_num_outputs", "aclmdlGetNumOutputs", "k", out="value")
@@ -114,12 +112,13 @@ def get_num_outputs(s: S, th: Any, cid: int, desc: int) -> int:
 
     Differs from real ACL: no difference known.
     """
-    return int(_count(True)(s, th, cid, desc))
+    return M.io_count(s, desc, True)
 
 
 @acl_api("acl.mdl.get_input_size_by_index", "aclmdlGetInputSizeByIndex", "kL", out="value")
 def get_input_size_by_index(s: S, th: Any, cid: int, desc: int, index: int) -> int:
-    """Bytes of input ``index`` (the largest gear for dynamic batch).
+    """Bytes of input ``index``: the largest gear for dynamic batch; 8 for the
+    ``ascend_mbatch_shape_data`` input (int64 [1]).
 
     Differs from real ACL: no difference known.
     """
@@ -140,6 +139,10 @@ def _dims_api(name: str, cname: str, output: bool, current: bool = False) -> Any
     def dims(s: S, th: Any, cid: int, desc: int, index: int) -> dict[str, Any]:
         """``({'name', 'dimCount', 'dims'}, ret)``; ``({}, ret)`` on failure.
 
+        For a dynamic-batch model the input dims keep -1 for the batch and the
+        ``ascend_mbatch_shape_data`` input is ``[1]``; the output dims are the largest
+        gear's; the current output dims are those of the gear of the model's last
+        set_dynamic_batch_size (the largest before any).
         Differs from real ACL: no difference known.
         """
         return M.io_dims(s, desc, index, output, current)
@@ -182,7 +185,8 @@ get_output_name_by_index = _value_api(
 
 @acl_api("acl.mdl.get_input_index_by_name", "aclmdlGetInputIndexByName", "ks", out=1)
 def get_input_index_by_name(s: S, th: Any, cid: int, desc: int, name: str) -> int:
-    """``(index, ret)`` of the input called ``name``.
+    """``(index, ret)`` of the input called ``name``; ret 100000 when there is none (how
+    samples tell a static model from a dynamic one with ``"ascend_mbatch_shape_data"``).
 
     Differs from real ACL: no difference known.
     """
@@ -255,10 +259,18 @@ def destroy_dataset(s: S, th: Any, cid: int, dataset: int) -> None:
 def execute(s: S, th: Any, cid: int, model_id: int, inputs: int, outputs: int) -> None:
     """Run the model synchronously; inputs and outputs must be device memory.
 
-    Returns ret: 0; 100000 for null datasets/buffers, too few buffers or host memory;
-    145003 for an unknown model id; 145000 when an input is more than 64 bytes smaller than
-    the model input (CANN 5-8; newest GE returns 500002); a larger input only warns.
-    Differs from real ACL: the model runs as numpy kernels, timed by the cost model.
+    Returns ret: 0; 100000 for null datasets/buffers, too few buffers (a dynamic-batch
+    model needs one for ``ascend_mbatch_shape_data`` too) or host memory; 145003 for an
+    unknown model id; 145000 when an input is more than 64 bytes smaller than the model input
+    (CANN 5-8; newest GE returns 500002); a larger input only warns. A dynamic-batch model
+    runs at the gear set on the input dataset (145013 if none was set); its data buffers may
+    be anything up to the largest gear's size without a warning; more than 64 bytes short of
+    the current gear is 145000; if its shape-data buffer no longer holds that gear when the
+    model starts, the model task fails with 507015.
+    Differs from real ACL: the model runs as numpy kernels, timed by the cost model. For a
+    dynamic-batch model GE skips the input size check and runs without a set batch reading
+    whatever the shape-data buffer holds; the emulator's 145000, 145013 and 507015 there are
+    its own choices (unverified).
     """
     M.execute(s, th, cid, model_id, inputs, outputs, None)
 
@@ -279,10 +291,18 @@ def set_dynamic_batch_size(s: S, th: Any, cid: int, model_id: int, dataset: int,
                            batch: int) -> None:
     """Choose the batch gear for executions with this input dataset.
 
-    Returns ret 100019 for a static model, 145013 for a batch that is not a gear.
-    Differs from real ACL: the gear is stored on the dataset, not in a dataset tensor.
+    ``index`` is the ``ascend_mbatch_shape_data`` input's, from
+    ``get_input_index_by_name(desc, "ascend_mbatch_shape_data")``. The gear is written into
+    that buffer (8 bytes, a synchronous host-to-device copy), kept on the dataset and becomes
+    the model's current gear (``get_cur_output_dims``). Returns ret, in ACL's order: 100000
+    for a null dataset, batch 0 or an index with no buffer; 145012 for a buffer under 4
+    bytes; 145003 for an unknown model id; 145013 for a static model or a batch that is not a
+    gear; then 100000 when ``index`` is not the shape-data input.
+    Differs from real ACL: real ACL does not check which input ``index`` is: it writes the
+    batch into that buffer (corrupting a data input) and returns 0; the emulator refuses with
+    100000. The unknown-model code is unverified (one GE version gives 500002).
     """
-    M.set_dynamic_batch(s, model_id, dataset, index, batch)
+    M.set_dynamic_batch(s, th, cid, model_id, dataset, index, batch)
 
 
 @acl_api("acl.mdl.get_dynamic_batch", "aclmdlGetDynamicBatch", "k", out=1, default={})

@@ -23,6 +23,11 @@ number), ``nodes`` in topological order (``name``, ``op``, ``inputs``, ``outputs
 free-form ``meta`` dict (who built it and with which options). The same model always gives
 the same bytes: no timestamps, sorted keys.
 
+``inputs`` are the graph's data inputs. A real ATC adds one more input to a dynamic-batch
+model, ``ascend_mbatch_shape_data`` (``ACL_DYNAMIC_TENSOR_NAME``), which carries the chosen
+gear to the device; the file does not store it, :attr:`OmModel.acl_inputs` derives it (it is
+what the model desc reports: ``get_num_inputs``, ``get_input_index_by_name``, ...).
+
 Loading never raises anything but :class:`ModelFileError`: 145002
 (ACL_ERROR_GE_EXEC_MODEL_PATH_INVALID) when the path cannot be opened, 145006
 (ACL_ERROR_GE_EXEC_MODEL_DATA_SIZE_INVALID) for anything that is not a valid OM (reference
@@ -39,6 +44,7 @@ from typing import Any
 
 import numpy as np
 
+from ..constants import ACL_DYNAMIC_TENSOR_NAME
 from .errors import AclError
 from .opdefs import NUMPY_TO_ACL, OpDef, OpError, TensorSpec, get_op
 
@@ -56,6 +62,14 @@ GE_FAILURE = 500002
 
 ACL_FORMAT_NCHW = 0
 ACL_FORMAT_ND = 2
+
+#: The input real ATC adds to a dynamic-batch model, after the data inputs: int64 [1] in ND
+#: format, 8 bytes, holding the batch size (what the Ascend samples' dynamic-batch yolov3 log
+#: prints for it: ``name[ascend_mbatch_shape_data], inputSize[8], format[2], dataType[9]``,
+#: ``dims:[1]``); ``acl.mdl.set_dynamic_batch_size`` writes the gear into its buffer.
+SHAPE_DATA_NAME = ACL_DYNAMIC_TENSOR_NAME
+SHAPE_DATA_DTYPE = "int64"
+SHAPE_DATA_SHAPE = (1,)
 
 
 class ModelFileError(AclError):
@@ -151,6 +165,22 @@ class OmModel:
     def is_dynamic(self) -> bool:
         """True for a dynamic-batch model."""
         return bool(self.dynamic_batch)
+
+    @property
+    def acl_inputs(self) -> list[IODesc]:
+        """The inputs as the model desc reports them: the data inputs, then, for a
+        dynamic-batch model, the ``ascend_mbatch_shape_data`` input real ATC adds (int64
+        [1], ND, 8 bytes; see ``SHAPE_DATA_NAME``). ``run`` takes only the data inputs."""
+        if not self.dynamic_batch:
+            return list(self.inputs)
+        return [*self.inputs, IODesc(SHAPE_DATA_NAME, SHAPE_DATA_DTYPE, SHAPE_DATA_SHAPE,
+                                     ACL_FORMAT_ND)]
+
+    @property
+    def shape_data_index(self) -> int | None:
+        """The index of the ``ascend_mbatch_shape_data`` input (after the data inputs), or
+        None for a static model."""
+        return len(self.inputs) if self.dynamic_batch else None
 
     @property
     def max_batch(self) -> int | None:
@@ -331,10 +361,11 @@ class OmModel:
         for n in self.nodes:
             counts[n.op] = counts.get(n.op, 0) + 1
         lines = [f"model {self.name!r} for {self.soc_version}"]
-        lines += [f"  input  {d.name}: {d.dtype}{list(d.shape)}" for d in self.inputs]
+        lines += [f"  input  {d.name}: {d.dtype}{list(d.shape)}" for d in self.acl_inputs]
         lines += [f"  output {d.name}: {d.dtype}{list(d.shape)}" for d in self.outputs]
         if self.dynamic_batch:
-            lines.append(f"  dynamic batch gears: {self.dynamic_batch}")
+            lines.append(f"  dynamic batch gears: {self.dynamic_batch} (the gear goes in "
+                         f"input {self.shape_data_index}, {SHAPE_DATA_NAME})")
         lines.append(f"  {len(self.nodes)} nodes: "
                      + ", ".join(f"{k} x{v}" for k, v in sorted(counts.items())))
         lines.append(f"  weights {self.weight_bytes()} B, work {self.work_bytes()} B")
@@ -486,6 +517,9 @@ def validate(model: OmModel) -> None:
                        "dynamic-batch model may be -1")
     if gears and not any(d.shape and d.shape[0] == -1 for d in model.inputs):
         raise _bad("dynamic_batch is set but no input has a -1 batch dimension")
+    if gears and any(d.name == SHAPE_DATA_NAME for d in model.inputs):
+        raise _bad(f"input name {SHAPE_DATA_NAME!r} is reserved in a dynamic-batch model for "
+                   "the batch-size input ATC adds")
     known: set[str] = set()
     for name in [d.name for d in model.inputs] + list(model.weights):
         if name in known:

@@ -10,6 +10,13 @@ batch-1 inferences side by side. The checks follow reference section 5(f): datas
 must be non-null, inputs may be up to 64 bytes short (more is an error, larger is a warning),
 inputs and outputs must be device memory, and load, execute and unload must happen in one
 context.
+
+A dynamic-batch model has one more input than its graph, ``ascend_mbatch_shape_data``
+(``OmModel.acl_inputs``), as real ATC builds it: the input dataset needs a buffer for it, and
+``set_dynamic_batch`` (aclmdlSetDynamicBatchSize) must name that input's index. It writes the
+gear into that buffer, records it on the dataset (the gear its executions run at) and on the
+loaded model (the gear ``get_cur_output_dims`` reports). Data buffers sized for the largest
+gear (``get_input_size_by_index``) are normal at any gear.
 """
 
 from __future__ import annotations
@@ -27,6 +34,7 @@ import numpy as np
 from .compute import _lookup, _new_object, _resolve_start, kernel_ns, occupancy
 from .errors import AclError
 from .memory import DEVICE, DVPP, HOST_PAGEABLE, HOST_PINNED
+from .model import SHAPE_DATA_NAME
 from .objects import OBJ_DATASET, OBJ_MODEL_DESC, Context, HostThread, Task
 from .opdefs import NUMPY_TO_ACL
 from .scheduler import Engine, TaskKind
@@ -39,6 +47,14 @@ if TYPE_CHECKING:
 INPUT_SLACK = 64
 #: The undersized-input code of CANN 5-8 (GE PARAM_INVALID); newest GE returns 500002.
 UNDERSIZED_INPUT_CODE = 145000
+#: ACL_ERROR_GE_DYNAMIC_INPUT_LENGTH_INVALID: the batch-size buffer holds fewer than 4 bytes.
+DYNAMIC_INPUT_LENGTH_CODE = 145012
+#: ACL_ERROR_GE_DYNAMIC_BATCH_SIZE_INVALID: a batch that is not a gear (or a static model).
+DYNAMIC_BATCH_CODE = 145013
+#: ACL_ERROR_GE_EXEC_MODEL_ID_INVALID
+MODEL_ID_CODE = 145003
+#: ACL_MEMCPY_HOST_TO_DEVICE (the copy set_dynamic_batch_size makes)
+_MEMCPY_H2D = 1
 
 
 @dataclass
@@ -53,6 +69,9 @@ class LoadedModel:
     last_stream: Any = None
     last_end: int = 0
     alive: bool = True
+    #: the gear of the last successful set_dynamic_batch_size (GE SetDynamicSize): what
+    #: get_cur_output_dims reports; None until one (the largest gear is reported then)
+    cur_batch: int | None = None
     #: execution_cost per batch key (the profile does not change within a session)
     costs: dict[int, ExecutionCost] = field(default_factory=dict)
     #: outputs of the last few executions by input digest (see ``_model_fn``)
@@ -112,7 +131,8 @@ class ModelDesc:
 
 
 class Dataset:
-    """An aclmdlDataset: an ordered list of data-buffer handles (it owns none of them)."""
+    """An aclmdlDataset: an ordered list of data-buffer handles (it owns none of them), and
+    the gear set on it by set_dynamic_batch_size (ACL's ``dataset->dynamicBatchSize``)."""
 
     def __init__(self) -> None:
         self.oid = -1
@@ -148,7 +168,7 @@ def _load(s: Session, th: HostThread, cid: int, om: OmModel, path: str,
                 lm.regions.append(r)
     s.models[mid] = lm
     s.diag(cid, "model_loaded", f"model {mid} loaded from {path}: "
-           f"{len(om.input_specs())} input(s), {len(om.output_specs())} output(s)", level=0)
+           f"{len(om.acl_inputs)} input(s), {len(om.output_specs())} output(s)", level=0)
     return mid
 
 
@@ -261,10 +281,21 @@ def destroy_desc(s: Session, cid: int, handle: int) -> None:
     s.hooks.on_destroy(d.oid, cid, 0)
 
 
+def _io_descs(s: Session, handle: int, output: bool) -> tuple[LoadedModel, list[Any]]:
+    lm = desc(s, handle).model
+    assert lm is not None
+    return lm, (lm.om.outputs if output else lm.om.acl_inputs)
+
+
+def io_count(s: Session, handle: int, output: bool) -> int:
+    """Number of inputs/outputs (a dynamic-batch model's inputs include
+    ``ascend_mbatch_shape_data``)."""
+    return len(_io_descs(s, handle, output)[1])
+
+
 def io_spec(s: Session, handle: int, index: int, output: bool) -> dict[str, Any]:
     """One input's or output's description: name, dtype, shape, format."""
-    om = desc(s, handle).model.om  # type: ignore[union-attr]
-    specs = om.outputs if output else om.inputs
+    _, specs = _io_descs(s, handle, output)
     if not 0 <= index < len(specs):
         raise AclError(100000, f"{'output' if output else 'input'} index {index} is out of "
                                f"range (the model has {len(specs)})")
@@ -272,21 +303,28 @@ def io_spec(s: Session, handle: int, index: int, output: bool) -> dict[str, Any]
 
 
 def io_size(s: Session, handle: int, index: int, output: bool) -> int:
-    """Bytes of an input/output (the largest gear for dynamic batch)."""
-    om = desc(s, handle).model.om  # type: ignore[union-attr]
+    """Bytes of an input/output (the largest gear for dynamic batch; 8 for the
+    ``ascend_mbatch_shape_data`` input)."""
+    lm, specs = _io_descs(s, handle, output)
     io_spec(s, handle, index, output)
-    return int(om.output_size(index) if output else om.input_size(index))
+    return int(specs[index].spec(lm.om.max_batch).nbytes)
 
 
 def io_dims(s: Session, handle: int, index: int, output: bool,
             current: bool = False) -> dict[str, Any]:
-    """``{'name', 'dimCount', 'dims'}`` of an input/output."""
+    """``{'name', 'dimCount', 'dims'}`` of an input/output.
+
+    Inputs keep -1 for the batch of a dynamic-batch model; outputs give the largest gear
+    (as GE reports them), or with ``current`` the gear of the model's last
+    set_dynamic_batch_size (the largest before any).
+    """
     spec = io_spec(s, handle, index, output)
     dims = [int(x) for x in spec["shape"]]
-    if current and dims and dims[0] < 0:
-        lm = desc(s, handle).model
-        batches = lm.om.dynamic_batch if lm is not None else []
-        dims[0] = max(batches) if batches else dims[0]
+    lm = desc(s, handle).model
+    assert lm is not None
+    if output and lm.om.is_dynamic:
+        gear = (lm.cur_batch if current else None) or max(lm.om.dynamic_batch)
+        dims = [gear if d == -1 else d for d in dims]
     return {"name": spec["name"], "dimCount": len(dims), "dims": dims}
 
 
@@ -297,8 +335,8 @@ def io_dtype(s: Session, handle: int, index: int, output: bool) -> int:
 
 def io_index(s: Session, handle: int, name: str, output: bool) -> int:
     """Index of the input/output called ``name`` (100000 when none is)."""
-    om = desc(s, handle).model.om  # type: ignore[union-attr]
-    for i, spec in enumerate(om.outputs if output else om.inputs):
+    _, specs = _io_descs(s, handle, output)
+    for i, spec in enumerate(specs):
         if spec["name"] == name:
             return i
     raise AclError(100000, f"the model has no {'output' if output else 'input'} named {name!r}")
@@ -332,17 +370,67 @@ def destroy_dataset(s: Session, cid: int, handle: int) -> None:
     s.hooks.on_destroy(ds.oid, cid, 0)
 
 
-def set_dynamic_batch(s: Session, mid: int, handle: int, index: int, batch: int) -> None:
-    """aclmdlSetDynamicBatchSize: choose a gear for the next executions with this dataset."""
-    lm = model(s, mid)
+def set_dynamic_batch(s: Session, th: HostThread, cid: int, mid: int, handle: int,
+                      index: int, batch: int) -> None:
+    """aclmdlSetDynamicBatchSize: choose the gear of the next executions with this dataset.
+
+    The checks run in ACL's order (GE ``aclmdlSetDynamicBatchSize`` and
+    ``GeExecutor::SetDynamicBatchSize``): a null dataset, batch 0, an index with no buffer
+    or a buffer with a null address give 100000; a buffer under 4 bytes 145012; an unknown
+    model 145003 (unverified: one GE version returns an internal code that reaches Python as
+    500002); a static model or a batch that is not a gear 145013. Then the emulator's own
+    check: ``index`` must be the model's ``ascend_mbatch_shape_data`` input (100000
+    otherwise; real ACL writes the batch into whatever buffer ``index`` names and returns 0,
+    which corrupts a data input and leaves the shape-data buffer unset). On success the
+    gear is written into that buffer as GE does (8 bytes little-endian, 4 if the buffer is
+    smaller; a synchronous host-to-device copy) and recorded on the dataset and the model.
+    """
     ds = dataset(s, handle)
+    if batch <= 0:
+        raise AclError(100000, f"batch size must be positive, got {batch}")
+    if not 0 <= index < len(ds.buffers):
+        raise AclError(100000, f"the dataset has no buffer at index {index} (it has "
+                               f"{len(ds.buffers)}): pass the index of the "
+                               f"{SHAPE_DATA_NAME} input, from acl.mdl.get_input_index_by_name")
+    b = s.data_buffer(ds.buffers[index])
+    if b.addr == 0:
+        raise AclError(100000, f"the data buffer at index {index} has a null address")
+    if b.size < 4:
+        raise AclError(DYNAMIC_INPUT_LENGTH_CODE,
+                       f"the data buffer at index {index} holds {b.size} bytes; the batch "
+                       "size needs at least 4 (allocate acl.mdl.get_input_size_by_index(desc, "
+                       "index) bytes for it)")
+    lm = model(s, mid, MODEL_ID_CODE)
     gears = lm.om.dynamic_batch
     if not gears:
-        raise AclError(100019, f"model {mid} is not a dynamic-batch model")
+        raise AclError(DYNAMIC_BATCH_CODE, f"model {mid} is not a dynamic-batch model (it was "
+                                           "converted without --dynamic_batch_size): it has no "
+                                           "batch gears")
     if batch not in gears:
-        raise AclError(145013, f"batch {batch} is not one of the model's gears {list(gears)}")
+        raise AclError(DYNAMIC_BATCH_CODE, f"batch {batch} is not one of the model's gears "
+                                           f"{list(gears)} (acl.mdl.get_dynamic_batch)")
+    want = lm.om.shape_data_index
+    if index != want:
+        names = [d.name for d in lm.om.acl_inputs]
+        what = f"input {names[index]!r}" if index < len(names) else "no model input"
+        raise AclError(100000, f"index {index} is {what}, not the batch-size input: pass "
+                               f"{want}, the index of {SHAPE_DATA_NAME} (from "
+                               f"acl.mdl.get_input_index_by_name(desc, \"{SHAPE_DATA_NAME}\")); "
+                               "real ACL would write the batch into buffer "
+                               f"{index} and return 0, corrupting it")
+    r = _io_region(s, b.addr, f"the {SHAPE_DATA_NAME} buffer")
+    nbytes = 8 if b.size >= 8 else 4
+    s.require_ctx(th)
+    eng, dur = s._copy_cost(_MEMCPY_H2D, nbytes, True)
+    t = Task(TaskKind.H2D, None, cid, th.clock, eng, dur)
+    t.label = f"batch size {batch} -> {SHAPE_DATA_NAME}"
+    t.pinned = True
+    t.nbytes = nbytes
+    t.payload = batch.to_bytes(nbytes, "little")
+    s._add_access(t, r, b.addr - r.addr, nbytes, True)
+    s.run_sync_task(th, t)
     ds.batch = batch
-    del index
+    lm.cur_batch = batch
 
 
 # ------------------------------------------------------------------------------ execution
@@ -350,39 +438,70 @@ def set_dynamic_batch(s: Session, mid: int, handle: int, index: int, batch: int)
 
 def execute(s: Session, th: HostThread, cid: int, mid: int, in_ds: int, out_ds: int,
             stream: int | None) -> None:
-    """aclmdlExecute (``stream`` None: synchronous) and aclmdlExecuteAsync."""
+    """aclmdlExecute (``stream`` None: synchronous) and aclmdlExecuteAsync.
+
+    A dynamic-batch model runs at the gear set on ``in_ds`` by set_dynamic_batch_size
+    (145013 when none was set) and reads its ``ascend_mbatch_shape_data`` buffer too (100000
+    when the dataset lacks it). Its data buffers may hold anything up to the largest gear's
+    size (``get_input_size_by_index``) without a warning; more than 64 bytes less than the
+    current gear needs is 145000, as for a static model.
+    """
     if in_ds == 0 or out_ds == 0:
         raise AclError(100000, "input or output dataset is null")
-    lm = model(s, mid, 145003)
+    lm = model(s, mid, MODEL_ID_CODE)
     _check_ctx(s, th, lm, "execute")
     st = s.stream(th, stream) if stream is not None else None
     ins, outs = dataset(s, in_ds), dataset(s, out_ds)
     om = lm.om
-    batch = ins.batch
-    in_specs, out_specs = om.input_specs(batch), om.output_specs(batch)
-    if len(ins.buffers) < len(in_specs):
+    dynamic = om.is_dynamic
+    shape_at = om.shape_data_index
+    n_in = len(om.acl_inputs)
+    if len(ins.buffers) < n_in:
+        extra = ""
+        if shape_at is not None and len(ins.buffers) == shape_at:
+            extra = (f": input {shape_at} is {SHAPE_DATA_NAME}, the batch-size input ATC adds "
+                     "to a dynamic-batch model; add a buffer of "
+                     f"acl.mdl.get_input_size_by_index(desc, {shape_at}) bytes for it and pass "
+                     f"{shape_at} to acl.mdl.set_dynamic_batch_size")
         raise AclError(100000, f"the input dataset has {len(ins.buffers)} buffer(s), the model "
-                               f"needs {len(in_specs)}")
+                               f"has {n_in} inputs (acl.mdl.get_num_inputs){extra}")
+    batch = ins.batch if dynamic else None
+    if dynamic and batch is None:
+        raise AclError(DYNAMIC_BATCH_CODE,
+                       f"model {mid} is a dynamic-batch model (gears {list(om.dynamic_batch)}) "
+                       "and no batch size was set on this input dataset: call "
+                       f"acl.mdl.set_dynamic_batch_size(model_id, dataset, {shape_at}, batch) "
+                       "before executing")
+    in_specs, out_specs = om.input_specs(batch), om.output_specs(batch)
+    max_specs = om.input_specs() if dynamic else in_specs
     if len(outs.buffers) < len(out_specs):
         raise AclError(100000, f"the output dataset has {len(outs.buffers)} buffer(s), the "
                                f"model produces {len(out_specs)}")
     t = Task(TaskKind.MODEL, st, cid, th.clock, Engine.AICORE, 0)
     t.label = f"model {mid}"
-    dynamic = bool(om.dynamic_batch)
-    for i, spec in enumerate(in_specs):
+    all_specs = list(in_specs)
+    limits = [x.nbytes for x in max_specs]
+    if shape_at is not None:
+        shape_spec = om.acl_inputs[shape_at].spec()
+        all_specs.append(shape_spec)
+        limits.append(shape_spec.nbytes)
+    for i, spec in enumerate(all_specs):
         b = s.data_buffer(ins.buffers[i])
         need = spec.nbytes
         if b.size == 0:
             raise AclError(100000, f"input {i} has an empty data buffer")
-        if not dynamic and b.size + INPUT_SLACK < need:
+        if b.size + INPUT_SLACK < need:
+            gear = f" at batch {batch}" if dynamic else ""
             raise AclError(UNDERSIZED_INPUT_CODE,
-                           f"input {i} ({spec.dtype}{list(spec.shape)}) needs {need} bytes; its "
-                           f"buffer holds {b.size}, more than {INPUT_SLACK} bytes short "
-                           "(acl.mdl.get_input_size_by_index gives the size to allocate)")
-        if b.size > need:
+                           f"input {i} ({spec.dtype}{list(spec.shape)}) needs {need} bytes"
+                           f"{gear}; its buffer holds {b.size}, more than {INPUT_SLACK} bytes "
+                           "short (acl.mdl.get_input_size_by_index gives the size to allocate)")
+        if b.size > limits[i]:
+            largest = " (the largest gear)" if dynamic else ""
             s.diag(cid, "oversized_input", f"input {i} buffer holds {b.size} bytes, the model "
                    f"reads {need}: the extra bytes are ignored (GE warns: may cause "
-                   "inference problems)")
+                   f"inference problems); acl.mdl.get_input_size_by_index gives {limits[i]}"
+                   f"{largest}")
         r = _io_region(s, b.addr, f"input {i}")
         s._add_access(t, r, b.addr - r.addr, min(need, b.size), False)
     for i, spec in enumerate(out_specs):
@@ -485,6 +604,14 @@ def _model_fn(om: OmModel, in_specs: list[Any], out_specs: list[Any],
         return list(outs)
 
     def _run_model(data: list[bytes]) -> list[bytes]:
+        if batch is not None:  # a dynamic-batch model: the last input is the batch size
+            data, shape = data[:-1], data[-1]
+            got = int.from_bytes(shape[:8] if len(shape) >= 8 else shape[:4], "little")
+            if got != batch:
+                raise RuntimeError(
+                    f"the {SHAPE_DATA_NAME} input holds {got}, but this execution was "
+                    f"prepared for batch {batch} (acl.mdl.set_dynamic_batch_size wrote it "
+                    "there; something overwrote that buffer since)")
         arrays = []
         for raw, spec in zip(data, in_specs, strict=True):
             buf = raw[:spec.nbytes].ljust(spec.nbytes, b"\0")

@@ -1,8 +1,10 @@
 """Offline models through ``acl.mdl``: load, describe, datasets, execution and its checks.
 
 Facts come from shared/reference/pyacl-api.md sections 1.2 (return shapes), 2.7, 2.8, 5(f)
-and 9.1 (load and execute codes). Models are the zoo's mlp (dynamic batch 1/2/4/8), lenet5 and
-tiny_resnet; every result is compared with an independent forward pass (``load_om(...).run``).
+and 9.1 (load and execute codes). Models are the zoo's mlp (static batch 8), mlp_dynamic (the
+same network with dynamic batch 1/2/4/8), lenet5 and tiny_resnet; every result is compared with
+an independent forward pass (``load_om(...).run``). tests/runtime/test_dynamic_batch.py covers
+dynamic batch in depth.
 """
 
 from __future__ import annotations
@@ -25,11 +27,11 @@ from acl_lab.constants import (
     ACL_ERROR_GE_PARAM_INVALID,
     ACL_ERROR_INVALID_MODEL_ID,
     ACL_ERROR_INVALID_PARAM,
-    ACL_ERROR_MODEL_NOT_DYNAMIC,
     ACL_ERROR_RT_MODEL_CONTEXT,
     ACL_FLOAT,
     ACL_FORMAT_NCHW,
     ACL_FORMAT_ND,
+    ACL_INT64,
     ACL_MEM_MALLOC_NORMAL_ONLY,
     ACL_MEMCPY_DEVICE_TO_HOST,
     ACL_MEMCPY_HOST_TO_DEVICE,
@@ -158,8 +160,8 @@ def lenet(ready: ModuleType) -> Loaded:
 
 @pytest.fixture
 def mlp(ready: ModuleType) -> Loaded:
-    """The dynamic-batch mlp loaded."""
-    return load(ready, "mlp")
+    """The dynamic-batch mlp (mlp_dynamic) loaded, with a buffer for every input."""
+    return load(ready, "mlp_dynamic")
 
 
 def diag_kinds(session: Session) -> list[tuple[str, int]]:
@@ -172,8 +174,11 @@ def diag_kinds(session: Session) -> list[tuple[str, int]]:
 # ------------------------------------------------------------------------------ describing
 
 DESCRIPTIONS = {
-    "mlp": {"inputs": [("input", [-1, 784], ACL_FORMAT_ND, 8 * 784 * 4)],
+    "mlp": {"inputs": [("input", [8, 784], ACL_FORMAT_ND, 8 * 784 * 4)],
             "outputs": [(8 * 10 * 4, [8, 10])]},
+    "mlp_dynamic": {"inputs": [("input", [-1, 784], ACL_FORMAT_ND, 8 * 784 * 4),
+                               ("ascend_mbatch_shape_data", [1], ACL_FORMAT_ND, 8)],
+                    "outputs": [(8 * 10 * 4, [8, 10])]},
     "lenet5": {"inputs": [("input", [1, 1, 28, 28], ACL_FORMAT_NCHW, 28 * 28 * 4)],
                "outputs": [(10 * 4, [1, 10])]},
 }
@@ -190,7 +195,8 @@ def test_load_from_file_gives_model_id_and_ret(ready: ModuleType, name: str) -> 
 
 @pytest.mark.parametrize("name", sorted(DESCRIPTIONS))
 def test_io_counts_and_sizes(ready: ModuleType, name: str) -> None:
-    """Input/output counts and byte sizes (the largest gear for the dynamic mlp)."""
+    """Input/output counts and byte sizes (the largest gear for mlp_dynamic, whose second
+    input is the 8-byte ascend_mbatch_shape_data)."""
     m, want = load(ready, name), DESCRIPTIONS[name]
     assert ready.mdl.get_num_inputs(m.desc) == len(want["inputs"])
     assert ready.mdl.get_num_outputs(m.desc) == len(want["outputs"])
@@ -210,6 +216,17 @@ def test_input_dims_type_format_and_name(ready: ModuleType, name: str) -> None:
     assert ready.mdl.get_input_format(m.desc, 0) == fmt
     assert ready.mdl.get_input_name_by_index(m.desc, 0) == in_name
     assert ready.mdl.get_input_index_by_name(m.desc, in_name) == (0, ACL_SUCCESS)
+
+
+def test_shape_data_input_desc(mlp: Loaded) -> None:
+    """mlp_dynamic's ascend_mbatch_shape_data input is int64 [1] in ND, found by name."""
+    acl, i = mlp.acl, 1
+    assert acl.mdl.get_input_index_by_name(mlp.desc, "ascend_mbatch_shape_data") == (i, 0)
+    assert acl.mdl.get_input_name_by_index(mlp.desc, i) == "ascend_mbatch_shape_data"
+    assert acl.mdl.get_input_data_type(mlp.desc, i) == ACL_INT64
+    assert acl.mdl.get_input_format(mlp.desc, i) == ACL_FORMAT_ND
+    assert acl.mdl.get_input_dims(mlp.desc, i) == (
+        {"name": "ascend_mbatch_shape_data", "dimCount": 1, "dims": [1]}, ACL_SUCCESS)
 
 
 @pytest.mark.parametrize("name", sorted(DESCRIPTIONS))
@@ -434,10 +451,12 @@ def test_get_dynamic_batch(mlp: Loaded) -> None:
 
 
 def test_dynamic_batch_execute_matches_forward_pass(mlp: Loaded) -> None:
-    """With gear 2 set, a batch-2 input gives the forward pass's batch-2 output."""
+    """With gear 2 set at the shape-data input's index, a batch-2 input gives the forward
+    pass's batch-2 output."""
     x = sample(mlp.path, batch=2, seed=9)
     mlp.feed(x)
-    assert mlp.acl.mdl.set_dynamic_batch_size(mlp.mid, mlp.in_ds, 0, 2) == ACL_SUCCESS
+    index = ok(mlp.acl.mdl.get_input_index_by_name(mlp.desc, "ascend_mbatch_shape_data"))
+    assert mlp.acl.mdl.set_dynamic_batch_size(mlp.mid, mlp.in_ds, index, 2) == ACL_SUCCESS
     assert mlp.execute() == ACL_SUCCESS
     want = expected(mlp.path, x, batch=2)
     np.testing.assert_allclose(mlp.output(want.nbytes), want, rtol=1e-6, atol=1e-6)
@@ -445,14 +464,15 @@ def test_dynamic_batch_execute_matches_forward_pass(mlp: Loaded) -> None:
 
 def test_batch_that_is_not_a_gear_is_145013(mlp: Loaded) -> None:
     """A batch size that is not one of the gears gives 145013."""
-    assert mlp.acl.mdl.set_dynamic_batch_size(mlp.mid, mlp.in_ds, 0, 3) == \
+    assert mlp.acl.mdl.set_dynamic_batch_size(mlp.mid, mlp.in_ds, 1, 3) == \
         ACL_ERROR_GE_DYNAMIC_BATCH_SIZE_INVALID
 
 
-def test_dynamic_batch_on_static_model_is_100019(lenet: Loaded) -> None:
-    """set_dynamic_batch_size on the static lenet5 gives 100019."""
+def test_dynamic_batch_on_static_model_is_145013(lenet: Loaded) -> None:
+    """set_dynamic_batch_size on the static lenet5 gives 145013, as GE's gear check does for
+    a model with no gears (IsDynamicBatchSizeMatchModel on an empty gear list)."""
     assert lenet.acl.mdl.set_dynamic_batch_size(lenet.mid, lenet.in_ds, 0, 1) == \
-        ACL_ERROR_MODEL_NOT_DYNAMIC
+        ACL_ERROR_GE_DYNAMIC_BATCH_SIZE_INVALID
 
 
 # ------------------------------------------------------------------------------ concurrency, trace

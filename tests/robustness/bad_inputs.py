@@ -31,6 +31,7 @@ import acl_lab.acl  # registers the pyACL surface
 import acl_lab.aclnn  # noqa: F401  (registers the aclnn extension)
 from acl_lab.acl._boundary import registry
 from acl_lab.constants import (
+    ACL_ERROR_GE_DYNAMIC_BATCH_SIZE_INVALID,
     ACL_ERROR_GE_EXEC_MODEL_DATA_SIZE_INVALID,
     ACL_ERROR_GE_EXEC_MODEL_ID_INVALID,
     ACL_ERROR_GE_EXEC_MODEL_PATH_INVALID,
@@ -180,6 +181,8 @@ MODEL, UNLOADED_MODEL, DYN_MODEL = Ref("model"), Ref("unloaded_model"), Ref("dyn
 MDESC, EMPTY_MDESC, DEAD_MDESC = Ref("mdesc"), Ref("empty_mdesc"), Ref("dead_mdesc")
 IN_DS, OUT_DS, EMPTY_DS, SMALL_IN_DS, DEAD_DS = (Ref("in_ds"), Ref("out_ds"), Ref("empty_ds"),
                                                  Ref("small_in_ds"), Ref("dead_ds"))
+#: DYN_MODEL's input dataset (data input, then ascend_mbatch_shape_data at DYN_SHAPE_INDEX)
+DYN_IN_DS, DYN_SHAPE_INDEX = Ref("dyn_in_ds"), 1
 MODEL_PATH, MISSING_PATH, NOT_OM_PATH = Ref("model_path"), Ref("missing_path"), Ref("not_om_path")
 OP_DIR, OP_DIR_SET = Ref("op_dir"), Ref("op_dir_set")
 OM_PTR, OM_SIZE = Ref("om_ptr"), Ref("om_size")
@@ -795,11 +798,15 @@ row("acl.mdl.execute", (MODEL, IN_DS, OUT_DS), _execute_cases(False),
     no_ctx((MODEL, IN_DS, OUT_DS), NONZERO, "new thread with no current context"))
 row("acl.mdl.execute_async", (MODEL, IN_DS, OUT_DS, STREAM), _execute_cases(True),
     no_ctx((MODEL, IN_DS, OUT_DS, STREAM), NONZERO, "new thread with no current context"))
-row("acl.mdl.set_dynamic_batch_size", (DYN_MODEL, EMPTY_DS, 0, 2),
-    at(3, 3, NONZERO, "batch 3 is not a gear (1, 2, 4, 8)"),
+row("acl.mdl.set_dynamic_batch_size", (DYN_MODEL, DYN_IN_DS, DYN_SHAPE_INDEX, 2),
+    at(3, 3, code(ACL_ERROR_GE_DYNAMIC_BATCH_SIZE_INVALID), "batch 3 is not a gear (1, 2, 4, 8)"),
+    at(3, 0, E_PARAM, "batch 0"),
     at(3, -1, NONZERO, "negative batch"),
+    at(2, 0, E_PARAM, "the data input's index, not ascend_mbatch_shape_data's"),
+    at(2, 2, E_PARAM, "an index with no buffer in the dataset"),
+    at(1, EMPTY_DS, E_PARAM, "a dataset with no buffers"),
     at(0, 999, NONZERO, "unknown model id"),
-    at(0, MODEL, NONZERO, "a static model (no gears)"),
+    at(0, MODEL, code(ACL_ERROR_GE_DYNAMIC_BATCH_SIZE_INVALID), "a static model (no gears)"),
     handle(1, DEAD_DS, "ds", DESC, what="dataset"))
 
 # ============================================================================== acl.media

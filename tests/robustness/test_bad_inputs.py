@@ -302,7 +302,22 @@ class World:
         return int(ok(self.acl.mdl.load_from_file(self.get(T.MODEL_PATH))))
 
     def _dyn_model(self) -> int:
-        return int(ok(self.acl.mdl.load_from_file(zoo.path("mlp"))))
+        return int(ok(self.acl.mdl.load_from_file(zoo.path("mlp_dynamic"))))
+
+    def _dyn_in_ds(self) -> int:
+        """The dynamic model's input dataset: one buffer per input, as samples build it."""
+        acl = self.acl
+        desc = acl.mdl.create_desc()
+        assert acl.mdl.get_desc(desc, self.get(T.DYN_MODEL)) == 0
+        n = acl.mdl.get_num_inputs(desc)
+        assert acl.mdl.get_input_index_by_name(desc, "ascend_mbatch_shape_data") == (
+            T.DYN_SHAPE_INDEX, 0)
+        ds = acl.mdl.create_dataset()
+        for i in range(n):
+            size = acl.mdl.get_input_size_by_index(desc, i)
+            ok(acl.mdl.add_dataset_buffer(ds, acl.create_data_buffer(self._malloc(size), size)))
+        assert acl.mdl.destroy_desc(desc) == 0
+        return int(ds)
 
     def _unloaded_model(self) -> int:
         mid = int(ok(self.acl.mdl.load_from_file(self.get(T.MODEL_PATH))))

@@ -29,7 +29,8 @@ PREFIX = struct.Struct("<9sIQ")
 
 @pytest.fixture(scope="module")
 def mlp() -> OmModel:
-    return zoo.build("mlp")
+    """The dynamic-batch mlp (gears 1/2/4/8)."""
+    return zoo.build("mlp_dynamic")
 
 
 @pytest.fixture(scope="module")
