@@ -1,6 +1,6 @@
 """Trace bytes per recorded call, in memory (``Recorder.nbytes()``) and in a saved file.
 
-Two programs, each in a fresh Session:
+Two programs, each in a fresh Session (and a loop checking the bound, ``bounded_loop_peak``):
 
 * ``memcpy_async`` only: 10,000 64-byte pinned H2D ``memcpy_async`` calls on one stream with a
   ``synchronize_stream`` after every 1,000 (2,000 calls with ``--quick``);
@@ -142,4 +142,64 @@ def run(quick: bool) -> list[Row]:
         Row(NAME, "mixed_mem_bytes_per_call", mixed_bpc, "B/call", TARGET_MIXED_BYTES_PER_CALL),
         Row(NAME, "mixed_acltrace_gzip_bytes_per_call", gz_len / total_calls, "B/call"),
         Row(NAME, "mixed_acltrace_json_bytes_per_call", json_len / total_calls, "B/call"),
+        Row(NAME, "bounded_copy_loop_peak_per_limit",
+            bounded_loop_peak(BOUNDED_ITERS[1] if quick else BOUNDED_ITERS[0]), "x limit", 1.0),
     ]
+
+
+#: The bounded loop: iterations (normal / quick), its trace limit and how often the footprint
+#: is sampled.
+BOUNDED_ITERS = (20_000, 3_000)
+BOUNDED_LIMIT = 256 * 1024
+BOUNDED_SAMPLE_EVERY = 20
+
+
+def bounded_loop_peak(iters: int) -> float:
+    """The recorder's peak ``footprint()`` over its limit while a loop runs far past it.
+
+    Two streams take turns on one device buffer (``memcpy_async`` H2D on stream a,
+    ``record_event`` on a, ``stream_wait_event`` on b, ``memcpy_async`` D2H on b) under
+    ``Session(trace_limit_bytes=256 KiB)``, the footprint sampled every 20 iterations. At most
+    1: past three quarters of the limit the recorder leaves repeated calls and tasks out.
+    """
+    import acl_lab
+    from acl_lab.constants import ACL_MEMCPY_DEVICE_TO_HOST as D2H
+
+    with Session(trace_limit_bytes=BOUNDED_LIMIT) as s:
+        acl = acl_lab.install()
+        try:
+            rt = acl.rt
+            check(acl.init(), "acl.init")
+            check(rt.set_device(0), "acl.rt.set_device(0)")
+            streams = []
+            for _ in range(2):
+                stream, ret = rt.create_stream()
+                check(ret, "acl.rt.create_stream")
+                streams.append(stream)
+            ev, ret = rt.create_event()
+            check(ret, "acl.rt.create_event")
+            host, ret = rt.malloc_host(COPY_BYTES)
+            check(ret, "acl.rt.malloc_host")
+            check(rt.memset(host, COPY_BYTES, 1, COPY_BYTES), "acl.rt.memset")
+            out, ret = rt.malloc_host(COPY_BYTES)
+            check(ret, "acl.rt.malloc_host")
+            dev, ret = rt.malloc(COPY_BYTES, POLICY)
+            check(ret, "acl.rt.malloc")
+            peak = 0
+            for i in range(iters):
+                a, b = streams[i & 1], streams[1 - (i & 1)]
+                check(rt.memcpy_async(dev, COPY_BYTES, host, COPY_BYTES, H2D, a),
+                      "acl.rt.memcpy_async")
+                check(rt.record_event(ev, a), "acl.rt.record_event")
+                check(rt.stream_wait_event(b, ev), "acl.rt.stream_wait_event")
+                check(rt.memcpy_async(out, COPY_BYTES, dev, COPY_BYTES, D2H, b),
+                      "acl.rt.memcpy_async")
+                if i % BOUNDED_SAMPLE_EVERY == 0:
+                    peak = max(peak, s.recorder.footprint())
+            for stream in streams:
+                check(rt.synchronize_stream(stream), "acl.rt.synchronize_stream")
+            if not s.recorder.shedding:
+                raise RuntimeError("the bounded loop never reached its trace limit")
+        finally:
+            acl_lab.uninstall()
+    return peak / BOUNDED_LIMIT

@@ -29,14 +29,16 @@ _DTYPES = {"b": np.int8, "i": np.int32, "q": np.int64}
 GZIP_ABOVE = 1 << 20
 #: Load refuses files (after decompression) larger than this.
 MAX_LOAD_BYTES = 1 << 30
-#: The one meta entry that is an object: API name -> calls left out by the trace limit.
+#: The meta entries that are objects: API name -> calls (tasks) left out by the trace limit.
 DROPPED_CALLS = "dropped_calls"
+DROPPED_TASKS = "dropped_tasks"
+_COUNT_META = (DROPPED_CALLS, DROPPED_TASKS)
 
 
-def _check_dropped(counts: dict[str, Any]) -> None:
+def _check_dropped(key: str, counts: dict[str, Any]) -> None:
     for name, n in counts.items():
         if type(n) is not int or not 0 < n < (1 << 63):
-            raise ValueError(f"trace file: meta.{DROPPED_CALLS}[{name!r}] must be a positive "
+            raise ValueError(f"trace file: meta.{key}[{name!r}] must be a positive "
                              "integer")
 
 
@@ -274,8 +276,8 @@ class Trace:
         if not isinstance(meta, dict):
             raise ValueError("trace file: 'meta' must be an object")
         for k, v in meta.items():
-            if k == DROPPED_CALLS and isinstance(v, dict):
-                _check_dropped(v)
+            if k in _COUNT_META and isinstance(v, dict):
+                _check_dropped(k, v)
                 continue
             if not isinstance(v, (str, int, float, bool)) and v is not None:
                 raise ValueError(f"trace file: meta.{k} must be a scalar")
