@@ -60,6 +60,20 @@ def is_local(url: str, base: str) -> bool:
     return url.startswith((base, "file:", *LOCAL_SCHEMES))
 
 
+def watched_page(browser: Any, base: str, result: dict[str, Any], *, height: int,
+                 timeout_s: float) -> Any:
+    """A new page whose JavaScript errors, console errors and requests that leave the
+    machine are collected into ``result`` (keys ``page_errors``, ``console_errors``,
+    ``external_requests``)."""
+    page = browser.new_page(viewport={"width": 1400, "height": height})
+    page.set_default_timeout(timeout_s * 1000)
+    page.on("pageerror", lambda e: result["page_errors"].append(str(e)))
+    page.on("console", lambda m: m.type == "error" and result["console_errors"].append(m.text))
+    page.on("request", lambda r: None if is_local(r.url, base)
+            else result["external_requests"].append(r.url))
+    return page
+
+
 def write_result(path: str | os.PathLike[str], result: dict[str, Any]) -> None:
     """Write the driver's findings as JSON for the pytest side to assert on."""
     Path(path).write_text(json.dumps(result, indent=1, default=str))

@@ -31,7 +31,7 @@ from typing import Any
 from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import Page, sync_playwright
 
-from tests.browser._browser import Log, is_local, launch, write_result
+from tests.browser._browser import Log, launch, watched_page, write_result
 
 KERNEL_READY_JS = """() => {
   const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;
@@ -150,13 +150,7 @@ def main() -> None:
     try:
         with sync_playwright() as p:
             browser = launch(p)
-            page = browser.new_page(viewport={"width": 1400, "height": 1800})
-            page.set_default_timeout(a.timeout * 1000)
-            page.on("pageerror", lambda e: result["page_errors"].append(str(e)))
-            page.on("console", lambda m: m.type == "error"
-                    and result["console_errors"].append(m.text))
-            page.on("request", lambda r: None if is_local(r.url, a.base)
-                    else result["external_requests"].append(r.url))
+            page = watched_page(browser, a.base, result, height=1800, timeout_s=a.timeout)
             try:
                 result["step"] = "open"
                 page.goto(f"{a.base}/lab/tree/{a.notebook}?token={a.token}")
