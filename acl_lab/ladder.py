@@ -69,6 +69,7 @@ from .hostwork import (
     preprocess_ns,
 )
 from .runtime.dvpp import INTERP_BILINEAR, resize_plane
+from .runtime.hooks import TaskLog
 from .runtime.models import execution_cost, shared_memo
 from .runtime.scheduler import Engine, TaskKind
 from .runtime.session import Session
@@ -703,13 +704,15 @@ def run_program(make: Callable[[Any], _Program], jpegs: Sequence[bytes],
         prog = make(acl)
         prog.setup()
         th = s.thread()
-        first_task = len(s.tasks)
+        log = TaskLog()
+        s.hooks.subscribe(log)
         start = th.clock
         logits = prog.run(jpegs)
         end = th.clock
         prog.teardown()
         trace = s.finish()
-        tasks = s.tasks[first_task:]
+        s.hooks.unsubscribe(log)
+        tasks = log.tasks
         done = [t.end for t in tasks if t.kind == TaskKind.D2H and t.status == 0]
         if len(done) != len(jpegs):
             raise RuntimeError(f"{name or type(prog).__name__}: {len(done)} device-to-host "

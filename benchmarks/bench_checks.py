@@ -44,7 +44,7 @@ def run(quick: bool) -> list[Row]:
         event, ret = acl.rt.create_event_with_flag(ACL_EVENT_SYNC)
         check(ret, "create_event_with_flag")
         i = 0
-        while len(s.tasks) < tasks_wanted:
+        while s.task_count < tasks_wanted:
             a, b = streams[i % 4], streams[(i + 1) % 4]
             src, dst = dev[(2 * i) % 8], dev[(2 * i + 1) % 8]
             acl.rt.memcpy_async(src, SIZE, host, SIZE, ACL_MEMCPY_HOST_TO_DEVICE, a)

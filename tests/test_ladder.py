@@ -20,6 +20,7 @@ from acl_lab import ladder, zoo
 from acl_lab.hostwork import HOST_WORK_CALL, first_touch_ns, jpeg_decode_ns, preprocess_ns
 from acl_lab.runtime import dvpp
 from acl_lab.runtime.compute import kernel_ns, occupancy
+from acl_lab.runtime.hooks import TaskLog
 from acl_lab.runtime.model import load_om
 from acl_lab.runtime.models import execution_cost, shared_memo
 from acl_lab.runtime.opdefs import OpError, TensorSpec, get_op
@@ -82,6 +83,8 @@ def test_fewer_cores_take_longer(session: Session) -> None:
 def test_single_op_books_its_occupancy(ready: ModuleType, session: Session) -> None:
     """acl.op kernels follow the same rule: a small Add books 1 core, a big one all 8."""
     acl = ready
+    log = TaskLog()
+    session.hooks.subscribe(log)
     stream, _ = acl.rt.create_stream()
     units = []
     for shape in ((16, 16), (1, 256, 56, 56)):
@@ -96,7 +99,7 @@ def test_single_op_books_its_occupancy(ready: ModuleType, session: Session) -> N
         assert acl.op.execute_v2("Add", descs[:2], bufs[:2], descs[2:], bufs[2:],
                                  acl.op.create_attr(), stream) == 0
         assert acl.rt.synchronize_stream(stream) == 0
-        t = session.tasks[-1]
+        t = log.tasks[-1]
         assert t.kind == TaskKind.KERNEL
         want = occupancy(session.profile, [spec(*shape)])
         assert t.units == want
@@ -164,13 +167,15 @@ def _two_models(acl: ModuleType, path: str, streams: list[int]) -> None:
 def test_two_streams_overlap_two_inferences_one_stream_does_not(
         ready: ModuleType, session: Session, model: str) -> None:
     acl = ready
+    log = TaskLog()
+    session.hooks.subscribe(log)
     path = zoo.path(model)
     s1, _ = acl.rt.create_stream()
     s2, _ = acl.rt.create_stream()
     with shared_memo():  # identical inputs: compute the graph once
         _two_models(acl, path, [s1, s1])
         _two_models(acl, path, [s1, s2])
-    models = [t for t in session.tasks if t.kind == TaskKind.MODEL]
+    models = [t for t in log.tasks if t.kind == TaskKind.MODEL]
     assert len(models) == 4
     same, split = models[:2], models[2:]
     assert same[1].start >= same[0].end  # one stream: one after the other
@@ -189,6 +194,8 @@ def _run_tiny(inputs: list[np.ndarray]) -> list[np.ndarray]:
     outs = []
     with Session() as s:
         acl = acl_lab.install()
+        log = TaskLog()
+        s.hooks.subscribe(log)
         try:
             assert acl.init() == 0 and acl.rt.set_device(0) == 0
             mid, _ = acl.mdl.load_from_file(zoo.path("tiny_resnet"))
@@ -211,7 +218,7 @@ def _run_tiny(inputs: list[np.ndarray]) -> list[np.ndarray]:
                 assert acl.rt.memcpy(acl.util.bytes_to_ptr(out), n_out, dev_out, n_out,
                                      D2H) == 0
                 outs.append(np.frombuffer(out, np.float32).copy())
-            assert any(t.kind == TaskKind.MODEL for t in s.tasks)
+            assert any(t.kind == TaskKind.MODEL for t in log.tasks)
         finally:
             acl_lab.uninstall()
     return outs

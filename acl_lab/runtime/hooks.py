@@ -71,3 +71,20 @@ def _fanout(fns: list[Callable[..., None]]) -> Callable[..., None]:
         for f in fns:
             f(*args)
     return call_all
+
+
+class TaskLog:
+    """A hook subscriber that keeps every submitted task (the Session itself does not).
+
+    ``log = TaskLog(); session.hooks.subscribe(log)`` then ``log.tasks`` lists the Task
+    objects in submission order (their start and end fill in as they are placed). For
+    measurements and tests that need task fields the trace does not hold (booked units,
+    labels); unsubscribe it when done.
+    """
+
+    def __init__(self) -> None:
+        self.tasks: list[Any] = []
+
+    def on_task(self, t: Any) -> None:
+        """Keep ``t``."""
+        self.tasks.append(t)

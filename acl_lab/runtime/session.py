@@ -176,7 +176,9 @@ class Session:
         self.thread_list: list[HostThread] = []
         self.handles: dict[int, Any] = {}
         self.objects: list[Any] = []
-        self.tasks: list[Task] = []
+        #: tasks submitted so far (a task's id is its number); the Task objects themselves are
+        #: not kept once done, so a runaway loop does not grow the process (see TaskLog)
+        self.task_count = 0
         self.init_count = 0
         self.finalized = False
         self.closed = False
@@ -938,8 +940,8 @@ class Session:
 
     def _register_task(self, t: Task) -> None:
         """Give a task its id (= its row in the trace) and announce it."""
-        t.id = len(self.tasks)
-        self.tasks.append(t)
+        t.id = self.task_count
+        self.task_count += 1
         self.hooks.on_task(t)
 
     @staticmethod

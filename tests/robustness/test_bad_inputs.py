@@ -620,7 +620,7 @@ def snapshot(s: Session, thread: Any) -> dict[str, Any]:
         "devices": [(d.refcount, d.default_ctx.oid if d.default_ctx else -1, len(d.contexts))
                     for d in s.devices],
         "init": (s.init_count, s.finalized),
-        "tasks": len(s.tasks),
+        "tasks": s.task_count,
         "op_model_dir": s.op_model_dir,
         "ctx": thread.ctx.oid if thread is not None and thread.ctx is not None else -1,
         "threads": [(t.idx, t.ctx.oid if t.ctx else -1, len(t.subscriptions), len(t.reports))
