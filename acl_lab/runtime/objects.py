@@ -170,6 +170,8 @@ class Event:
         self.alive = True
         self.records: list[Task] = []
         self.resets: list[Task] = []
+        #: stream_wait_event tasks on this event not placed yet (they may still look back)
+        self.waiting: list[Task] = []
 
     def label(self) -> str:
         """How reports name this event."""
@@ -179,6 +181,19 @@ class Event:
     def last_record(self) -> Task | None:
         """The most recently submitted record task, if any."""
         return self.records[-1] if self.records else None
+
+    def forget_old(self) -> None:
+        """Drop records and resets no wait can consult any more.
+
+        A wait looks only at records and resets after its own record, and every future wait
+        takes the latest record; so everything older than the oldest record an unplaced wait
+        holds (or the latest record) is history, kept only by the trace. Called every 64
+        records, so an event recorded in a long loop holds a bounded list.
+        """
+        floor = min([w.record.id for w in self.waiting if w.record is not None]
+                    + [self.records[-1].id])
+        self.records = [r for r in self.records if r.id >= floor]
+        self.resets = [r for r in self.resets if r.id >= floor]
 
 
 class Access:

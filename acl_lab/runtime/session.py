@@ -606,7 +606,9 @@ class Session:
                            self.profile.event_task_ns)
         t.event = e
         e.records.append(t)
-        self._submit(t)
+        self._submit(t)  # gives t its id
+        if len(e.records) % 64 == 0:
+            e.forget_old()
 
     def reset_event(self, th: HostThread, cid: int, ev: int, stream: int) -> None:
         """aclrtResetEvent: queued on the stream; later waits need a new record."""
@@ -645,6 +647,7 @@ class Session:
                            self.profile.event_task_ns)
         t.event = e
         t.record = rec
+        e.waiting.append(t)
         self._submit(t)
 
     def _event_complete_at(self, e: Event, t: int) -> bool:
@@ -1000,7 +1003,8 @@ class Session:
             if done is None:
                 return False
             t.start, t.end = ready, max(done, ready) + t.duration
-            assert t.record is not None
+            assert t.record is not None and t.event is not None
+            t.event.waiting.remove(t)
             self.hooks.on_edge(t.record.id, t.id)
         elif kind == TaskKind.CALLBACK:
             t.start = ready

@@ -52,3 +52,30 @@ def test_task_ids_are_consecutive_and_a_task_log_keeps_them(ready: ModuleType,
     assert all(t.end >= t.start >= 0 for t in log.tasks)
     trace = session.trace()
     assert trace.tasks.rows == session.task_count
+
+
+def test_an_event_recorded_in_a_loop_keeps_a_bounded_history(ready: ModuleType,
+                                                             session: Session) -> None:
+    """Record/wait every iteration: the event's lists stay short, ordering still holds, and
+    a reset followed by a wait still needs a later record."""
+    acl = ready
+    s1, _ = acl.rt.create_stream()
+    s2, _ = acl.rt.create_stream()
+    ev, _ = acl.rt.create_event_with_flag(1)  # ACL_EVENT_SYNC
+    host, _ = acl.rt.malloc_host(64)
+    assert acl.rt.memset(host, 64, 1, 64) == 0
+    dev, _ = acl.rt.malloc(64, 0)
+    for _ in range(500):
+        assert acl.rt.memcpy_async(dev, 64, host, 64, ACL_MEMCPY_HOST_TO_DEVICE, s1) == 0
+        assert acl.rt.record_event(ev, s1) == 0
+        assert acl.rt.stream_wait_event(s2, ev) == 0
+    assert acl.rt.synchronize_stream(s2) == 0
+    e = session.event(ev)
+    assert len(e.records) <= 64 and not e.waiting
+    trace = session.trace()
+    edges = trace.edges
+    assert edges.rows == 500
+    ends = trace.tasks["end_ns"]  # a wait ends no earlier than the record it waited for
+    assert all(int(ends[r]) <= int(ends[w]) for r, w in zip(edges["record"], edges["wait"],
+                                                             strict=True))
+    assert not [f for f in trace.findings() if f.kind in ("race", "deadlock")]
