@@ -64,6 +64,20 @@ class Run:
         """The findings of the given kinds (e.g. ``run.of_kind("leak")``)."""
         return [f for f in self.findings if f.kind in kinds]
 
+    def no_result(self) -> str | None:
+        """Why there is no result to judge (a time-out or the exception's first line, said
+        to the learner), or None when the function returned."""
+        if self.timed_out:
+            return f"your function did not finish: {self.error}"
+        if self.error is not None:
+            return f"your function raised {self.error.splitlines()[0]}"
+        return None
+
+    def site(self, cid: int) -> str:
+        """``file:line`` of call ``cid``, for reasons that point at the learner's code."""
+        file, line = self.trace.call_site(cid)
+        return f"{file}:{line}"
+
     def rets(self, name: str) -> list[int]:
         """Return codes of every call of the pyACL function ``name``, in call order."""
         rows = self.trace.calls_named(name)

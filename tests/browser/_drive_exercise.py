@@ -32,7 +32,7 @@ from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import Page, sync_playwright
 
 from tests.browser._browser import Log, launch, watched_page, write_result
-from tests.browser._drive_lab import KERNEL_READY_JS, run_all
+from tests.browser._drive_lab import open_and_run_all
 
 #: 'ok' once ``arg`` check widgets show items and the kernel is idle; 'error: ...' as soon
 #: as an output holds a traceback; false meanwhile.
@@ -160,13 +160,7 @@ def main() -> None:
             browser = launch(p)
             page = watched_page(browser, a.base, result, height=1600, timeout_s=a.timeout)
             try:
-                result["step"] = "open"
-                page.goto(f"{a.base}/lab/tree/{a.notebook}?token={a.token}")
-                page.wait_for_function(KERNEL_READY_JS)
-                log(f"notebook open, kernel connected and idle (Chromium {browser.version})")
-
-                result["step"] = "run all"
-                result["run_all_attempts"] = run_all(page, log)
+                open_and_run_all(page, browser, a.base, a.token, a.notebook, result, log)
                 status = page.wait_for_function(CHECKS_READY_JS, arg=a.checks).json_value()
                 if status != "ok":
                     raise RuntimeError(f"the notebook raised in JupyterLab: {status}")

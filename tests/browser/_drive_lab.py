@@ -110,6 +110,19 @@ def run_all(page: Page, log: Log) -> int:
     raise RuntimeError("Run > Run All Cells never started executing")
 
 
+def open_and_run_all(page: Page, browser: Any, base: str, token: str, notebook: str,
+                     result: dict[str, Any], log: Log) -> None:
+    """Open ``notebook`` in JupyterLab, wait for an idle kernel, then Run All Cells
+    (``result["step"]`` follows along; the attempts go to ``result["run_all_attempts"]``)."""
+    result["step"] = "open"
+    page.goto(f"{base}/lab/tree/{notebook}?token={token}")
+    page.wait_for_function(KERNEL_READY_JS)
+    log(f"notebook open, kernel connected and idle (Chromium {browser.version})")
+    result["step"] = "run all"
+    result["run_all_attempts"] = run_all(page, log)
+    log(f"Run All Cells started (attempt {result['run_all_attempts']})")
+
+
 def select_race(page: Page, before: list[float], site: str, log: Log) -> int:
     """Pick the race finding in the explorer's list until the timeline follows (3 tries)."""
     select = page.locator(".jp-OutputArea .acl-lab-explorer select").first
@@ -152,14 +165,7 @@ def main() -> None:
             browser = launch(p)
             page = watched_page(browser, a.base, result, height=1800, timeout_s=a.timeout)
             try:
-                result["step"] = "open"
-                page.goto(f"{a.base}/lab/tree/{a.notebook}?token={a.token}")
-                page.wait_for_function(KERNEL_READY_JS)
-                log(f"notebook open, kernel connected and idle (Chromium {browser.version})")
-
-                result["step"] = "run all"
-                result["run_all_attempts"] = run_all(page, log)
-                log(f"Run All Cells started (attempt {result['run_all_attempts']})")
+                open_and_run_all(page, browser, a.base, a.token, a.notebook, result, log)
 
                 result["step"] = "render"
                 status = page.wait_for_function(EXPLORER_READY_JS).json_value()

@@ -706,3 +706,20 @@ def test_widget_draws_each_view_once_for_several_failed_items() -> None:
     assert len(captions) == 2
     assert "first requirement; second requirement" in captions[0]
     assert "third requirement" in captions[1]
+
+
+def test_run_says_why_there_is_no_result_and_where_a_call_was() -> None:
+    """``Run.no_result`` for time-outs, exceptions (first line only) and returns;
+    ``Run.site`` gives the learner's file:line of a call."""
+    hung = run_exercise(HANG, blocking_callback, seed=0)
+    why = hung.no_result()
+    assert why is not None and why.startswith("your function raised DeadlockError")
+    assert "\n" not in why
+    box: list[threading.Thread] = []
+    slow = run_exercise(HANG, lambda: _loops_forever(box, False), seed=0, time_limit=1.0)
+    assert slow.no_result() == f"your function did not finish: {slow.error}"
+    fine = run_exercise(SUM, device_sum, seed=3)
+    assert fine.no_result() is None
+    cid = int(fine.trace.calls_named("acl.rt.malloc")[0])
+    file, line = fine.trace.call_site(cid)
+    assert fine.site(cid) == f"{file}:{line}" and file.endswith("test_core.py")

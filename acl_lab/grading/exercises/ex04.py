@@ -88,20 +88,6 @@ def _code(code: int) -> str:
     return f"{code} ({info.name}: {info.meaning.rstrip('.')})"
 
 
-def _at(run: Run, cid: int) -> str:
-    file, line = run.trace.call_site(cid)
-    return f"{file}:{line}"
-
-
-def _raised(run: Run) -> str | None:
-    """Why there is no result to judge, or None when the function returned."""
-    if run.timed_out:
-        return f"the function did not finish: {run.error}"
-    if run.error is not None:
-        return f"the function raised {run.error}"
-    return None
-
-
 def _as_probs(value: Any, what: str) -> tuple[np.ndarray | None, str]:
     """``value`` as 10 float probabilities, or None and why not."""
     if value is None:
@@ -193,7 +179,7 @@ def _misread_041(seed: int) -> np.ndarray:
 
 
 def _correct_041(run: Run) -> Verdict:
-    why = _raised(run)
+    why = run.no_result()
     if why:
         return False, why
     got, why = _as_probs(run.result, "the result")
@@ -307,7 +293,7 @@ def _no_leak_042(run: Run) -> Verdict:
 
 
 def _correct_042(run: Run) -> Verdict:
-    why = _raised(run)
+    why = run.no_result()
     if why:
         return False, why
     return _compare_list(run.result, list(expected_042(run.seed)), "request")
@@ -400,10 +386,10 @@ def _no_context_not_set(run: Run) -> Verdict:
     failing = sorted({t for f in found for t in f.ids.get("threads", ())})
     if sets and setters <= {main} and not setters & set(failing):
         fails = [c for f in found for c in f.calls if int(calls["ret"][c]) == 107002]
-        first = (f" (the first: {run.trace.call_name(min(fails))} at {_at(run, min(fails))})"
+        first = (f" (the first: {run.trace.call_name(min(fails))} at {run.site(min(fails))})"
                  if fails else "")
         return False, (f"context bound in the main thread instead of the worker: "
-                       f"acl.rt.set_context at {_at(run, sets[0])} ran in "
+                       f"acl.rt.set_context at {run.site(sets[0])} ran in "
                        f"{_thread_label(run, main)}, while the {len(failing)} worker threads "
                        f"never set a context, so their calls returned 107002{first}")
     return False, "; ".join(_head(f) for f in found)
@@ -417,7 +403,7 @@ def expected_043(seed: int) -> tuple[np.ndarray, ...]:
 
 
 def _correct_043(run: Run) -> Verdict:
-    why = _raised(run)
+    why = run.no_result()
     if why:
         return False, why
     return _compare_list(run.result, list(expected_043(run.seed)), "image")
@@ -477,7 +463,7 @@ def _finding_free(kind: str, ok: str) -> Callable[[Run], Verdict]:
 
 
 def _correct_044(run: Run) -> Verdict:
-    why = _raised(run)
+    why = run.no_result()
     if why:
         return False, why
     want = expected_044(run.seed)
@@ -513,7 +499,7 @@ def _copies_async(run: Run) -> Verdict:
             if len(a := trace.call_args(c)) >= 5 and a[4] in (_H2D, _D2H)]
     if sync:
         return False, (f"{len(sync)} host<->device copies are synchronous (acl.rt.memcpy, "
-                       f"the first at {_at(run, sync[0])}); the batch must be copied with "
+                       f"the first at {run.site(sync[0])}); the batch must be copied with "
                        "acl.rt.memcpy_async on the stream")
     missing = [name for kind, name in ((_H2D, "host-to-device"), (_D2H, "device-to-host"))
                if not kinds[kind]]

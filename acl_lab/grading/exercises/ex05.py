@@ -77,8 +77,8 @@ def check_correct(run: Run) -> Verdict:
     """Every thread's result is its pair's ``a + b``, in the order of the pairs."""
     pairs = _pairs(run)
     n = len(pairs)
-    if run.error is not None:
-        return False, f"your function did not return: it raised {run.error.splitlines()[0]}"
+    if (why := run.no_result()) is not None:
+        return False, why
     res = run.result
     if not isinstance(res, (list, tuple)):
         return False, (f"your function returned {type(res).__name__}, not a list with one "

@@ -119,8 +119,8 @@ def make_args_1(seed: int) -> tuple[Any, ...]:
 def check_correct_1(run: Run) -> Verdict:
     """The function returns ``a + b``."""
     a, b = make_args_1(run.seed)
-    if run.error is not None:
-        return False, f"your function did not return: it raised {run.error.splitlines()[0]}"
+    if (why := run.no_result()) is not None:
+        return False, why
     if run.result is None or np.asarray(run.result).shape != a.shape:
         return False, f"your function returned {type(run.result).__name__}, not a + b"
     ok, why = outputs_match([run.result], [a + b], "result")
@@ -294,8 +294,8 @@ def baseline_ns(seed: int, profile: str) -> int:
 def check_correct_2(run: Run) -> Verdict:
     """Every output is its batch + bias, in batch order."""
     batches, bias = make_args_2(run.seed)
-    if run.error is not None:
-        return False, f"your function did not return: it raised {run.error.splitlines()[0]}"
+    if (why := run.no_result()) is not None:
+        return False, why
     ok, why = outputs_match(run.result, [x + bias for x in batches], "outputs")
     return ok, why if not ok else f"all {len(batches)} outputs equal batch + bias"
 

@@ -29,16 +29,13 @@ from .ex06 import outputs_match, race_text
 
 def check_completes(run: Run) -> Verdict:
     """The function returned: no exception (a detected deadlock included), no time-out."""
-    if run.timed_out:
-        return False, f"your function did not finish: {run.error}"
-    if run.error is not None:
-        head = run.error.splitlines()[0]
-        if head.startswith("DeadlockError"):
-            return False, ("your function hung: the emulator raised DeadlockError where real "
-                           "hardware would wait forever (the wait graph shows who waits for "
-                           "whom)")
-        return False, f"your function raised {head}"
-    return True, "your function returned"
+    why = run.no_result()
+    if why is None:
+        return True, "your function returned"
+    if not run.timed_out and why.startswith("your function raised DeadlockError"):
+        return False, ("your function hung: the emulator raised DeadlockError where real "
+                       "hardware would wait forever (the wait graph shows who waits for whom)")
+    return False, why
 
 
 def _no_kind(run: Run, kind: str, view: str) -> Verdict:

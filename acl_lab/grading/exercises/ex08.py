@@ -131,23 +131,9 @@ def expected(seed: int) -> tuple[np.ndarray, ...]:
 # ============================================================================== helpers
 
 
-def _raised(run: Run) -> str | None:
-    """Why there is no result to judge, or None when the function returned."""
-    if run.timed_out:
-        return f"your function did not finish: {run.error}"
-    if run.error is not None:
-        return f"your function raised {run.error.splitlines()[0]}"
-    return None
-
-
 def _calls(run: Run, names: tuple[str, ...]) -> list[int]:
     """Successful calls of any of ``names``, in call order."""
     return sorted(c for name in names for c in ok_calls(run.trace, name))
-
-
-def _site(run: Run, cid: int) -> str:
-    file, line = run.trace.call_site(cid)
-    return f"{file}:{line}"
 
 
 def _ran(run: Run, kind: int) -> list[int]:
@@ -182,7 +168,7 @@ def _n_pictures(run: Run) -> int:
 
 def check_correct(run: Run) -> Verdict:
     """One (1, 10) or (10,) array per picture, each the model's logits of that picture."""
-    why = _raised(run)
+    why = run.no_result()
     if why:
         return False, why
     want = expected(run.seed)
@@ -252,7 +238,7 @@ def check_load_once(run: Run) -> Verdict:
         return False, "no model was loaded (no acl.mdl.load_from_file* call succeeded)"
     name = run.trace.call_name(loads[0])
     if len(loads) > 1:
-        sites = sorted({_site(run, c) for c in loads})
+        sites = sorted({run.site(c) for c in loads})
         return False, (f"the model was loaded {len(loads)} times for {n} pictures "
                        f"({name} at {', '.join(sites[:3])})")
     return True, f"one {name} served all {n} pictures"
@@ -273,7 +259,7 @@ def check_allocate_once(run: Run) -> Verdict:
     if allocs or frees:
         names = Counter(trace.call_name(c) for c in allocs + frees)
         listed = ", ".join(f"{name} {k} times" for name, k in names.items())
-        where = _site(run, (allocs or frees)[0])
+        where = run.site((allocs or frees)[0])
         return False, (f"memory was allocated or freed while the {n} pictures were being "
                        f"processed (between the first and the last model execution): "
                        f"{listed} (first at {where})")
