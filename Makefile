@@ -24,7 +24,7 @@ LAB_ROOT_FLAG := $(shell [ "$$(id -u)" = 0 ] && echo --allow-root)
 RUN_ENV := ACL_LAB_CACHE=$(CURDIR)/.cache/acl_lab MPLBACKEND=Agg
 
 .DEFAULT_GOAL := help
-.PHONY: help lab test bench fuzz lint clean chromium venv
+.PHONY: help lab test bench fuzz lint clean chromium bubblewrap venv
 
 help:
 	@echo "acl_lab make targets:"
@@ -34,6 +34,7 @@ help:
 	@echo "  make fuzz      run the stateful/fuzz tests with the long Hypothesis profile"
 	@echo "  make lint      ruff and mypy only"
 	@echo "  make chromium  install Debian's chromium (for browser tests) if /usr/bin/chromium is missing"
+	@echo "  make bubblewrap install Debian's bubblewrap (the sandbox of acl-lab grade) if bwrap is missing"
 	@echo "  make clean     remove .venv, caches and build artifacts"
 	@echo "Variables: PY=$(PY) (interpreter used to create .venv)"
 
@@ -72,7 +73,7 @@ lab: $(LAB_STAMP)
 	@mkdir -p notebooks
 	$(RUN_ENV) $(BIN)/jupyter lab --notebook-dir=notebooks $(LAB_ROOT_FLAG) $(LAB_ARGS)
 
-test: $(TEST_STAMP) chromium
+test: $(TEST_STAMP) chromium bubblewrap
 	$(BIN)/ruff check acl_lab tests benchmarks
 	$(BIN)/mypy
 	$(RUN_ENV) $(BIN)/python -m pytest
@@ -94,6 +95,16 @@ chromium:
 		echo ">> installing Debian's chromium"; \
 		$(SUDO) apt-get update && \
 		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium; \
+	fi
+
+# acl-lab grade runs each submission in a bubblewrap sandbox (Debian's bubblewrap).
+bubblewrap:
+	@if command -v bwrap >/dev/null 2>&1; then \
+		echo ">> bwrap already installed"; \
+	else \
+		echo ">> installing Debian's bubblewrap"; \
+		$(SUDO) apt-get update && \
+		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends bubblewrap; \
 	fi
 
 clean:
