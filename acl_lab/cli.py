@@ -164,7 +164,7 @@ def _wait_for_threads(session: Any, grace: float = 2.0) -> int:
     deadline = time.monotonic() + grace
     me = threading.current_thread()
     others = [t for t in threading.enumerate() if t is not me and t.is_alive()
-              and t.ident not in session.background_threads]
+              and t not in session.background_threads]
     for t in others:
         t.join(max(0.0, deadline - time.monotonic()))
     session.close()

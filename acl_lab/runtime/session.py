@@ -171,7 +171,9 @@ class Session:
         self.memory = MemorySystem(self.profile, device_count)
         self.devices = [Device(d, self.profile.copy_engines, self.profile.aicore_count)
                         for d in range(device_count)]
-        self.threads: dict[int, HostThread] = {}
+        #: host threads by their ``threading.Thread`` object: an identity Python never reuses
+        #: (thread idents are reused as soon as a thread has exited), see ``thread()``
+        self.threads: dict[threading.Thread, HostThread] = {}
         self._tls = threading.local()
         self.thread_list: list[HostThread] = []
         self.handles: dict[int, Any] = {}
@@ -189,8 +191,10 @@ class Session:
         self._effect_seq = 0
         self._next_handle = HANDLE_BASE
         self._blocked_streams: list[Stream] = []
-        self._background = {t.ident for t in threading.enumerate()
+        self._background = {t for t in threading.enumerate()
                             if t is not threading.current_thread()}
+        #: threads of acl.util.start_thread by the tid the API hands out (the ident); each
+        #: entry's "thread" is the Thread object, compared by identity before it is trusted
         self._acl_threads: dict[int, dict[str, Any]] = {}
         self._prev_session: Session | None = None
         self._entered = False
@@ -228,8 +232,8 @@ class Session:
             return self.recorder.freeze()
 
     @property
-    def background_threads(self) -> set[int | None]:
-        """Idents of threads that already ran when the session was made (not the program's)."""
+    def background_threads(self) -> set[threading.Thread]:
+        """Threads that already ran when the session was made (not the program's)."""
         return set(self._background)
 
     def finish(self) -> Any:
@@ -252,19 +256,33 @@ class Session:
         th: HostThread | None = getattr(self._tls, "th", None)
         if th is not None:
             return th
-        ident = threading.get_ident()
-        th = self.threads.get(ident)
-        if th is None or not th.pythread.is_alive():
-            clock = max((t.clock for t in self.thread_list), default=0) if self.thread_list else 0
-            parent = self._acl_threads.get(ident)
+        me = threading.current_thread()
+        th = self.threads.get(me)
+        if th is None:
+            clock = max((t.clock for t in self.thread_list), default=0)
+            parent = self._acl_parent(me)
             if parent is not None:
                 clock = parent["clock"]
-            th = HostThread(len(self.thread_list), threading.current_thread(), clock)
-            th.started_by_acl = parent is not None
-            self.threads[ident] = th
-            self.thread_list.append(th)
-            self.hooks.on_thread(th)
+            th = self._register_thread(me, clock, parent is not None)
         self._tls.th = th
+        return th
+
+    def _acl_parent(self, t: threading.Thread) -> dict[str, Any] | None:
+        """The start_thread record of ``t`` (None for a thread acl.util did not start).
+
+        Looked up by ident, then confirmed by identity: an exited thread's ident is reused by
+        the next thread Python starts, so an ident alone never names a thread.
+        """
+        info = self._acl_threads.get(t.ident or 0)
+        return info if info is not None and info["thread"] is t else None
+
+    def _register_thread(self, t: threading.Thread, clock: int, by_acl: bool) -> HostThread:
+        """A new HostThread for the Python thread ``t`` (not registered yet)."""
+        th = HostThread(len(self.thread_list), t, clock)
+        th.started_by_acl = by_acl
+        self.threads[t] = th
+        self.thread_list.append(th)
+        self.hooks.on_thread(th)
         return th
 
     def _handle(self, obj: Any) -> int:
@@ -1131,6 +1149,7 @@ class Session:
                     self.memory.fill(r, a.offset, t.fill, a.length)
                 elif t.payload is not None:
                     self.memory.write(r, a.offset, t.payload)
+                    self.hooks.on_landed(t, r, a.offset, t.payload)
         t.payload = None
 
     def _fail_task(self, t: Task, a: Access) -> None:
@@ -1387,8 +1406,7 @@ class Session:
 
     def _foreign_threads_running(self) -> bool:
         """Python threads that never called the emulator but could (started after us)."""
-        known = {t.ident for t in self.thread_list}
-        return any(t.ident not in known and t.ident not in self._background and t.is_alive()
+        return any(t not in self.threads and t not in self._background and t.is_alive()
                    and not t.daemon for t in threading.enumerate())
 
     def _deadlock(self, th: HostThread, cid: int, what: str, needs: list[tuple[Any, str]],
@@ -1423,7 +1441,7 @@ class Session:
     def subscribe_report(self, th: HostThread, cid: int, tid: int, stream: int) -> None:
         """aclrtSubscribeReport: callbacks on ``stream`` will run in thread ``tid``."""
         s = self.stream(th, stream, check_ctx=False)
-        target = self._thread_by_ident(tid)
+        target = self._thread_by_tid(tid)
         if s.subscriber is not None:
             raise AclError(107011, f"{s.label()} is already subscribed by "
                                    f"{s.subscriber.label()}")
@@ -1436,22 +1454,24 @@ class Session:
         if s.subscriber is not None and s.subscriber.ident == tid:
             target = s.subscriber
         else:
-            target = self._thread_by_ident(tid)
+            target = self._thread_by_tid(tid)
         if s.subscriber is not target:
             raise AclError(107000, f"{s.label()} is not subscribed by {target.label()}")
         s.subscriber = None
         target.subscriptions = [x for x in target.subscriptions if x is not s]
 
-    def _thread_by_ident(self, tid: int) -> HostThread:
+    def _thread_by_tid(self, tid: int) -> HostThread:
+        """The HostThread of the *running* thread whose API id (ident) is ``tid``.
+
+        Only live threads are searched: at most one live thread has a given ident, while
+        exited ones may share it with it.
+        """
         for t in threading.enumerate():
             if t.ident == tid:
-                th = self.threads.get(tid)
-                if th is None or not th.pythread.is_alive():
-                    th = HostThread(len(self.thread_list), t, self.thread().clock)
-                    th.started_by_acl = tid in self._acl_threads
-                    self.threads[tid] = th
-                    self.thread_list.append(th)
-                    self.hooks.on_thread(th)
+                th = self.threads.get(t)
+                if th is None:
+                    th = self._register_thread(t, self.thread().clock,
+                                               self._acl_parent(t) is not None)
                 return th
         raise AclError(100000, f"thread id {tid} is not a running thread (use the tid from "
                                "acl.util.start_thread or threading.get_ident())")
@@ -1595,9 +1615,10 @@ class Session:
                     self.cond.notify_all()
 
         t = threading.Thread(target=body, daemon=True, name=f"acl-thread-{len(self._acl_threads)}")
+        info["thread"] = t
         t.start()
         assert t.ident is not None
-        info["thread"] = t
+        # under the session lock: the worker's first API call (which reads this) waits for it
         self._acl_threads[t.ident] = info
         self.cond.notify_all()
         return t.ident
@@ -1609,16 +1630,18 @@ class Session:
             raise AclError(100000, f"{tid} is not a thread started by acl.util.start_thread")
         t: threading.Thread = info["thread"]
         start = th.clock
-        target = self.threads.get(tid)
 
         def needs() -> list[tuple[Any, str]]:
-            who: Any = self.threads.get(tid, t)
+            # the worker's own HostThread once it has called the emulator, else the Thread
+            # itself (a thread outside the emulator that can still finish)
+            who: Any = self.threads.get(t, t)
             return [(who, f"stop_thread joins {t.name}, which is still running")]
 
         if t.is_alive():
             self._block(th, cid, lambda: not t.is_alive(), needs, f"{t.name} to finish", -1,
                         0)
         t.join()
+        target = self.threads.get(t)
         if target is not None:
             th.clock = max(th.clock, target.clock)
         self.hooks.on_sync(cid, SYNC_JOIN, -1, start, th.clock)

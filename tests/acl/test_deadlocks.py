@@ -56,7 +56,8 @@ def wait_for_state(session: Session, tid: int, state: str, timeout: float = 5.0)
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         with session.lock:
-            th = session.threads.get(tid)
+            th = next((h for t, h in session.threads.items()
+                       if t.ident == tid and t.is_alive()), None)
             if th is not None and th.state == state:
                 return
         time.sleep(0.002)

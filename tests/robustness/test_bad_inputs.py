@@ -98,7 +98,7 @@ class World:
         """Let the helper thread end and join it."""
         self.release.set()
         for t in threading.enumerate():
-            if t.ident in self.s._acl_threads:
+            if t.name.startswith("acl-thread-"):
                 t.join(5)
 
     # ------------------------------------------------------------------ builders

@@ -115,7 +115,7 @@ def wait_until(pred: Callable[[], bool], timeout: float = 10.0) -> None:
 def main_state(s: Session) -> str:
     """The emulator state of the main thread ("running", "blocked", ...)."""
     with s.lock:
-        th = s.threads.get(threading.main_thread().ident or 0)
+        th = s.threads.get(threading.main_thread())
         return th.state if th is not None else ""
 
 
