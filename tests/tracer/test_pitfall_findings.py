@@ -656,6 +656,46 @@ def test_pitfall2_fixed_with_try_finally_has_no_findings(tmp_path: Path) -> None
     clean(run)
 
 
+OVERWRITE = HEADER + """
+SIZE = 4096
+mdl_desc = acl.mdl.create_desc()
+
+
+class Batcher:
+    def __init__(self):
+        self.total = None
+
+    def batch(self):
+        # An unrelated lookup that fails on every call (a static model has no such input).
+        index, ret = acl.mdl.get_input_index_by_name(mdl_desc, "ascend_mbatch_shape_data")
+        self.total, ret = acl.rt.malloc(SIZE, ACL_MEM_MALLOC_NORMAL_ONLY)  # <- malloc
+        assert ret == 0
+
+
+b = Batcher()
+for i in range(5):
+    b.batch()
+assert acl.rt.free(b.total) == 0
+assert acl.mdl.destroy_desc(mdl_desc) == 0
+""" + FOOTER
+
+
+def test_overwritten_pointer_is_not_called_an_error_path(tmp_path: Path) -> None:
+    """Issue 12 §4: a pointer overwritten on every call leaks 4 of 5 blocks; a lookup that
+    fails on every call (also in the iteration that freed) is not named as the cause."""
+    run = run_program(tmp_path, OVERWRITE)
+    f = only(run, "malloc", "leak")
+    assert "this is not an error path" in f.message
+    assert "overwrote the only pointer to the previous block" in f.message
+    assert "Only the last one was freed" in f.message
+    assert "4 of 5 allocations" in f.message
+    assert "error path too" not in f.message
+    assert "acl.mdl.get_input_index_by_name" in f.message  # named as unrelated, with why
+    assert "failed in iterations that freed too" in f.message.replace("\n", " ")
+    assert len(f.ids["allocs"]) == 4
+    assert len(f.sites) == 1  # the malloc line only: no cause site
+
+
 # =========================================================================== (3) contexts
 WORKERS = HEADER + """
 results = {}

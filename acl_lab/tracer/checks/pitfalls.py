@@ -22,7 +22,6 @@ Kinds:
 from __future__ import annotations
 
 import ast
-import bisect
 import re
 from collections import Counter, defaultdict
 from collections.abc import Callable
@@ -103,14 +102,18 @@ def _alloc_text(trace: Any, row: int) -> str:
 
 
 def error_path_leak(trace: Any, rows: list[int], leaked: list[int]) -> Finding:
-    """The ``leak`` finding of a line freed on some iterations and not others.
+    """The ``leak`` finding of a line whose allocations were freed only some of the time.
 
-    ``rows`` are every allocation made by the line, ``leaked`` those never freed. The evidence
-    is the first failed call that followed each leaking allocation in its thread, before the
-    line allocated again (the error that made the program skip its free).
+    ``rows`` are every allocation made by the line, ``leaked`` those never freed. Each
+    allocation's window runs to the line's next allocation. The explanation follows the
+    evidence: a failed call is named as the cause only when it failed in the windows of
+    leaked allocations and in none of the freed ones (the failure came with the leak). With
+    no such call the line simply allocated again while the previous block was still live:
+    the pointer that held it was overwritten, which is a different bug with a different fix.
     """
     a, calls = trace.allocs, trace.calls
-    alloc_calls = sorted(int(a["call"][i]) for i in rows)
+    order = sorted(rows, key=lambda i: int(a["call"][i]))
+    alloc_calls = [int(a["call"][i]) for i in order]
     first = int(a["call"][leaked[0]])
     file, line = site(trace, first)
     api = trace.call_name(first)
@@ -120,33 +123,78 @@ def error_path_leak(trace: Any, rows: list[int], leaked: list[int]) -> Finding:
     m, n = len(rows), len(rows) - len(leaked)
     failed = np.nonzero(calls["ret"] != 0)[0]
     threads = calls["thread"]
-    causes: Counter[int] = Counter()
-    cause_code: dict[int, int] = {}
-    for i in leaked:
-        c = int(a["call"][i])
-        k = bisect.bisect_left(alloc_calls, c)
+
+    def window_failures(k: int) -> list[int]:
+        """Failed calls of the allocating thread between allocation k and the next one."""
+        c = alloc_calls[k]
         end = alloc_calls[k + 1] if k + 1 < len(alloc_calls) else calls.rows
         lo, hi = np.searchsorted(failed, [c + 1, end])
-        for f in failed[lo:hi].tolist():
-            if threads[f] == threads[c]:
-                key = int(calls["name"][f]) << 32 | int(calls["line"][f])
-                causes[key] += 1
-                cause_code.setdefault(key, f)
-                break
-    evidence = []
-    for key, count in causes.most_common():
-        f = cause_code[key]
-        evidence.append(f"{trace.call_name(f)} at {_at(trace, f)} failed "
-                        f"({int(calls['ret'][f])}) in {count} of them")
-    why = (" In the leaking iterations " + "; ".join(evidence) + ", and the code skipped the "
-           "free." if evidence else "")
-    msg = (f"{ALLOC_KINDS[kind].replace('_', ' ')} memory from {file}:{line} ({api}) freed on "
-           f"{n} of {m} iterations; the others leak — free on the error path too "
-           f"(try/finally). {len(leaked)} allocations, {human_bytes(total)}, were never "
-           f"freed.{why} Rule: every {api} needs a matching {free} on every path, including "
-           "the ones that bail out early (continue, return, raise). Fix: put the work "
-           f"between {api} and {free} in try/finally (or free before each early exit).")
-    causes_cids = tuple(cause_code[k] for k, _ in causes.most_common())
+        return [f for f in failed[lo:hi].tolist() if threads[f] == threads[c]]
+
+    def key(f: int) -> int:
+        return int(calls["name"][f]) << 32 | int(calls["line"][f])
+
+    leaked_set = set(leaked)
+    causes: Counter[int] = Counter()
+    cause_code: dict[int, int] = {}
+    in_freed: dict[int, int] = {}
+    for k, i in enumerate(order):
+        fails = window_failures(k)
+        if i in leaked_set:
+            if fails:
+                causes[key(fails[0])] += 1
+                cause_code.setdefault(key(fails[0]), fails[0])
+        else:
+            for f in fails:
+                in_freed.setdefault(key(f), f)
+    # A cause fails only where the leaks are: never in a freed allocation's window, and no
+    # more often in the allocating threads than in the leaked windows (a lookup that fails
+    # before every allocation, the first included, is not why some of them leak).
+    alloc_threads = {int(threads[c]) for c in alloc_calls}
+    everywhere: Counter[int] = Counter(key(f) for f in failed.tolist()
+                                       if int(threads[f]) in alloc_threads)
+    credible = [(k, c) for k, c in causes.most_common()
+                if k not in in_freed and everywhere[k] == c]
+    for k, _ in causes.items():
+        if k not in in_freed and everywhere[k] != causes[k]:
+            in_freed.setdefault(k, cause_code[k])
+    kind_text = ALLOC_KINDS[kind].replace("_", " ")
+    causes_cids: tuple[int, ...]
+    if credible:
+        evidence = [f"{trace.call_name(cause_code[k])} at {_at(trace, cause_code[k])} failed "
+                    f"({int(calls['ret'][cause_code[k]])}) in {count} of them"
+                    for k, count in credible]
+        msg = (f"{kind_text} memory from {file}:{line} ({api}) freed on {n} of {m} iterations; "
+               f"the others leak — free on the error path too (try/finally). {len(leaked)} "
+               f"allocations, {human_bytes(total)}, were never freed. In the leaking iterations "
+               + "; ".join(evidence) + ", and the code skipped the free. "
+               f"Rule: every {api} needs a matching {free} on every path, including the ones "
+               "that bail out early (continue, return, raise). Fix: put the work between "
+               f"{api} and {free} in try/finally (or free before each early exit).")
+        causes_cids = tuple(cause_code[k] for k, _ in credible)
+    else:
+        freed_at = [k for k, i in enumerate(order) if i not in leaked_set]
+        freed_rows = freed_at
+        last_freed = bool(freed_at) and freed_at[0] == len(order) - len(freed_at)
+        tail = (f"Only the last {'one was' if len(freed_rows) == 1 else f'{len(freed_rows)} were'}"
+                " freed, so " if last_freed else "So ")
+        unrelated = ""
+        if in_freed:
+            f = next(iter(in_freed.values()))
+            unrelated = (f" The failed calls in between (such as {trace.call_name(f)} at "
+                         f"{_at(trace, f)}, {int(calls['ret'][f])}) failed in iterations that "
+                         "freed too (or before the first allocation), so they are not why the "
+                         "others leak.")
+        msg = (f"{kind_text} memory from {file}:{line} ({api}): {len(leaked)} of {m} "
+               f"allocations, {human_bytes(total)}, were never freed; {n} were. Each leaked "
+               "block was still live when the line allocated again, and no failed call came "
+               "with the leaks: this is not an error path." + unrelated + " " + tail +
+               "each new allocation overwrote the only pointer to the previous block (for "
+               f"example `self.buf, ret = {api}(...)` on every call, with one {free} at the "
+               f"end). Rule: every {api} needs a matching {free} before the variable that "
+               "holds its pointer is overwritten. Fix: free the old block before allocating "
+               "a new one, or allocate once outside the loop and reuse it.")
+        causes_cids = ()
     leaked_calls = tuple(int(a["call"][i]) for i in leaked)
     sites = ((file, line), *(site(trace, c) for c in causes_cids))
     return Finding("leak", "error", msg, file, line, leaked_calls + causes_cids,
