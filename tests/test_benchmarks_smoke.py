@@ -27,7 +27,11 @@ EXPECTED = {
         "malloc_free_traced_vs_untraced",
     },
     "models": {"resnet50_graph_run", "resnet50_acl_mdl_execute",
-               "resnet50_virtual_time_Ascend310P3"},
+               "resnet50_virtual_time_Ascend310P3", "resnet50_graph_run_vs_gemm",
+               "resnet50_generation_s", "resnet50_generation_vs_weights"},
+    "ops": {"conv2d_resnet50_3x3_s", "conv2d_same_flops_gemm_s", "conv2d_resnet50_3x3_vs_gemm"},
+    "trace_load": {"many_strings_load_s", "many_strings_load_vs_json_loads",
+                   "random_bytes_refusal_s", "random_bytes_refusal_vs_read"},
     "checks": {"all_checks_10000_tasks_s", "races_s", "leaks_s"},
     "trace_size": {
         "memcpy_async_mem_bytes_per_call", "mixed_mem_bytes_per_call",

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import time
 from pathlib import Path
 
 import numpy as np
@@ -84,10 +83,11 @@ def test_tiny_resnet_runs(cache: Path) -> None:
 
 
 def test_resnet50(cache: Path) -> None:
-    t0 = time.perf_counter()
+    """The zoo ResNet-50 has the real network's structure and computes sensible logits.
+
+    How long generation and one run take is measured in ``benchmarks/bench_models.py``.
+    """
     p = zoo.path("resnet50")
-    gen = time.perf_counter() - t0
-    assert gen < 10, f"resnet50 generation took {gen:.1f} s"
     m = load_om(p)
     assert m.inputs[0].name == "actual_input_1" and m.outputs[0].name == "output1"
     assert m.input_size(0) == 1 * 3 * 224 * 224 * 4
@@ -98,11 +98,6 @@ def test_resnet50(cache: Path) -> None:
     assert 25_400_000 < params < 25_700_000  # ResNet-50's 25.5M (+ folded BN biases)
     assert 8.0e9 < sum(f for _, _, f, _ in m.cost()) < 8.4e9  # ~4.1 GMACs
     x = np.random.default_rng(0).standard_normal((1, 3, 224, 224)).astype(np.float32)
-    best = float("inf")
-    for _ in range(2):
-        t0 = time.perf_counter()
-        (y,) = m.run([x])
-        best = min(best, time.perf_counter() - t0)
+    (y,) = m.run([x])
     assert y.shape == (1, 1000) and y.dtype == np.float32 and np.isfinite(y).all()
     assert 0.1 < float(y.std()) < 100  # the logits stay in a sensible range
-    assert best < 2.0, f"one resnet50 run took {best:.2f} s"

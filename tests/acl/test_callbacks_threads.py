@@ -32,7 +32,7 @@ from acl_lab.runtime.scheduler import TaskKind
 from acl_lab.runtime.session import Session
 from tests.helpers import ok
 
-pytestmark = pytest.mark.timeout(30)
+pytestmark = pytest.mark.timeout(120)
 
 MiB = 1 << 20
 
@@ -53,7 +53,7 @@ def run_threads(*fns: Callable[[], Any]) -> list[Any]:
     for t in threads:
         t.start()
     for t in threads:
-        t.join(10)
+        t.join(60)
         assert not t.is_alive()
     if errors:
         raise errors[0]
@@ -119,7 +119,7 @@ def test_worker_gets_107002_then_works_after_set_context(ready: ModuleType) -> N
 def test_two_threads_sharing_one_context_allocate_and_copy(ready: ModuleType) -> None:
     """Two threads that set the same context both allocate, copy and get their data back."""
     ctx = ok(ready.rt.get_context())
-    barrier = threading.Barrier(2, timeout=10)
+    barrier = threading.Barrier(2, timeout=60)
     n = 64 * 1024
 
     def worker(k: int) -> tuple[list[int], bool, bool]:

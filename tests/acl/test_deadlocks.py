@@ -30,7 +30,7 @@ from acl_lab.constants import (
 from acl_lab.runtime.session import Session
 from tests.helpers import ok
 
-pytestmark = pytest.mark.timeout(30)
+pytestmark = pytest.mark.timeout(120)
 
 HERE = Path(__file__).resolve()
 MiB = 1 << 20
@@ -46,7 +46,17 @@ def noop(_: object) -> None:
     """A callback that does nothing."""
 
 
-def wait_for_state(session: Session, tid: int, state: str, timeout: float = 5.0) -> None:
+def by_watchdog(err: DeadlockError) -> bool:
+    """Whether ``err`` came from the watchdog (no progress for ``session.watchdog`` s of real
+    time, every thread's stack attached) rather than from a proof that the wait is hopeless.
+
+    Tests tell the two apart by this, never by timing the call: a busy machine stretches
+    real time, not the proof.
+    """
+    return "(watchdog)" in err.summary or bool(err.stacks)
+
+
+def wait_for_state(session: Session, tid: int, state: str, timeout: float = 60.0) -> None:
     """Wait (real time) until thread ``tid`` is in ``state`` inside the emulator.
 
     ``state`` is the HostThread state: "blocked" (in a wait without timeout) or "polling"
@@ -135,10 +145,9 @@ def test_hopeless_synchronize_raises_deadlock_error(ready: ModuleType, session: 
                                                     ) -> None:
     """synchronize_stream on a stream that can never drain raises DeadlockError at once."""
     stream = scenario(ready)
-    t0 = time.monotonic()
-    with pytest.raises(DeadlockError):
+    with pytest.raises(DeadlockError) as info:
         ready.rt.synchronize_stream(stream)
-    assert time.monotonic() - t0 < session.watchdog  # proven stuck, not the watchdog
+    assert not by_watchdog(info.value)  # proven stuck, not the watchdog
 
 
 @pytest.mark.parametrize("scenario", SCENARIOS, ids=IDS)
@@ -236,10 +245,9 @@ def test_stop_thread_of_worker_stuck_in_process_report_raises(ready: ModuleType,
     assert ready.rt.subscribe_report(tid, stream) == ACL_SUCCESS
     go.set()
     wait_for_state(session, tid, "blocked")
-    t0 = time.monotonic()
     with pytest.raises(DeadlockError) as info:
         ready.util.stop_thread(tid)
-    assert time.monotonic() - t0 < session.watchdog
+    assert not by_watchdog(info.value)  # proven stuck, not the watchdog
     assert threading.current_thread().name in info.value.thread
     # Give the worker's process_report something to do; then it ends and joins cleanly.
     assert ready.rt.launch_callback(noop, None, ACL_CALLBACK_NO_BLOCK, stream) == ACL_SUCCESS
@@ -268,10 +276,9 @@ def test_two_threads_waiting_on_each_others_callbacks(ready: ModuleType,
     assert ready.rt.subscribe_report(tid, stream_a) == ACL_SUCCESS
     assert ready.rt.launch_callback(noop, None, ACL_CALLBACK_BLOCK, stream_a) == ACL_SUCCESS
     wait_for_state(session, tid, "blocked")
-    t0 = time.monotonic()
-    with pytest.raises(DeadlockError):
+    with pytest.raises(DeadlockError) as info:
         ready.rt.synchronize_stream(stream_a)
-    assert time.monotonic() - t0 < session.watchdog
+    assert not by_watchdog(info.value)  # proven stuck, not the watchdog
     # Main breaks the cycle: it runs B's callback, the worker then runs A's.
     assert ready.rt.process_report(1000) == ACL_SUCCESS
     assert ready.rt.synchronize_stream(stream_a) == ACL_SUCCESS
@@ -362,7 +369,8 @@ def test_watchdog_reports_a_wait_it_cannot_prove(ready: ModuleType, session: Ses
         elapsed = time.monotonic() - t0
     finally:
         release.set()
-        bystander.join(5)
-    assert session.watchdog <= elapsed < session.watchdog + 10
+        bystander.join(60)
+    assert elapsed >= session.watchdog  # never early; load may only make it later
+    assert by_watchdog(info.value)
     assert "bystander" in info.value.stacks
     assert "bystander" in info.value.report

@@ -58,7 +58,7 @@ def in_new_thread(fn: Callable[[], Any]) -> Any:
 
     t = threading.Thread(target=body)
     t.start()
-    t.join(10)
+    t.join(60)
     assert not t.is_alive()
     if errors:
         raise errors[0]
@@ -340,7 +340,7 @@ def test_create_context_without_set_device_works(acl: ModuleType) -> None:
     assert acl.rt.destroy_context(ctx) == ACL_SUCCESS
 
 
-@pytest.mark.timeout(30)
+@pytest.mark.timeout(120)
 def test_new_thread_has_no_context(ready: ModuleType) -> None:
     """A fresh threading.Thread gets (0, 107002) from malloc, create_stream, get_*."""
 
@@ -352,14 +352,14 @@ def test_new_thread_has_no_context(ready: ModuleType) -> None:
     assert ready.rt.get_device() == (0, ACL_SUCCESS)  # the main thread keeps its own
 
 
-@pytest.mark.timeout(30)
+@pytest.mark.timeout(120)
 def test_new_thread_get_mem_info_returns_107002(ready: ModuleType) -> None:
     """get_mem_info in a thread with no context returns (0, 0, 107002)."""
     assert in_new_thread(lambda: ready.rt.get_mem_info(ACL_DDR_MEM)) == \
         (0, 0, ACL_ERROR_RT_CONTEXT_NULL)
 
 
-@pytest.mark.timeout(30)
+@pytest.mark.timeout(120)
 def test_threads_sharing_set_device_share_the_default_context(ready: ModuleType) -> None:
     """Threads that call set_device on the same device share its default context."""
     main_ctx, _ = ready.rt.get_context()
@@ -385,7 +385,7 @@ def test_recent_err_msg_is_empty_without_failure(ready: ModuleType) -> None:
     assert ready.get_recent_err_msg() == ""
 
 
-@pytest.mark.timeout(30)
+@pytest.mark.timeout(120)
 def test_recent_err_msg_after_107002_mentions_set_context(ready: ModuleType) -> None:
     """The message after 107002 in a new thread tells the user to call set_context."""
 
@@ -441,7 +441,7 @@ def test_trace_records_every_call_with_ret_and_site(acl: ModuleType, session: Se
         assert got == line
 
 
-@pytest.mark.timeout(30)
+@pytest.mark.timeout(120)
 def test_trace_records_calls_of_every_thread(ready: ModuleType, session: Session) -> None:
     """Calls made in another thread are recorded too, with that thread and its 107002."""
     before = session.trace().calls.rows

@@ -99,7 +99,7 @@ class World:
         self.release.set()
         for t in threading.enumerate():
             if t.name.startswith("acl-thread-"):
-                t.join(5)
+                t.join(60)
 
     # ------------------------------------------------------------------ builders
     def _malloc(self, n: int = 256) -> int:
@@ -477,7 +477,7 @@ class World:
         tid = int(ok(self.acl.util.start_thread(T.noop, None)))
         for t in threading.enumerate():
             if t.ident == tid:
-                t.join(5)
+                t.join(60)
         return tid
 
     def _main_tid(self) -> int:
@@ -668,7 +668,7 @@ def invoke(fn: Any, args: tuple[Any, ...], in_thread: bool) -> tuple[Any, BaseEx
     if in_thread:
         t = threading.Thread(target=run)
         t.start()
-        t.join(30)
+        t.join(60)
         assert not t.is_alive(), "the call did not return"
     else:
         run()

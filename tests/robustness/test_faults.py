@@ -104,7 +104,7 @@ def acl_mod() -> Iterator[ModuleType]:
     acl_lab.uninstall()
 
 
-def wait_until(pred: Callable[[], bool], timeout: float = 10.0) -> None:
+def wait_until(pred: Callable[[], bool], timeout: float = 60.0) -> None:
     """Poll ``pred`` (real time) until it holds; fail after ``timeout`` seconds."""
     deadline = time.monotonic() + timeout
     while not pred():
@@ -366,7 +366,9 @@ def test_thread_exits_while_main_waits_on_its_callbacks(acl_mod: ModuleType) -> 
             log(acl.rt.synchronize_stream, stream)
         waited = time.monotonic() - t0
         releaser.join()
-        assert 0.25 <= waited < 10, waited  # released by the exit, long before the watchdog
+        assert waited >= 0.25, waited  # not before the thread exits
+        # released by the exit, not by the watchdog (which would attach every stack)
+        assert "(watchdog)" not in info.value.summary and not info.value.stacks
         text = str(info.value)
         assert "has exited" in text and "acl-thread-0" in text and f"{stream:#x}" in text
         assert log(acl.util.stop_thread, tid) == ACL_SUCCESS

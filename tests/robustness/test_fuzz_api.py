@@ -200,7 +200,7 @@ class Worker:
 
     def stop(self) -> None:
         self.jobs.put(None)
-        self.thread.join(10)
+        self.thread.join(60)
 
 
 def _ret(name: str, result: Any) -> int | None:

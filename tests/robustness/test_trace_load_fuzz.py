@@ -17,7 +17,6 @@ import json
 import os
 import re
 import threading
-import time
 import tracemalloc
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -45,8 +44,6 @@ LONG = os.environ.get("HYPOTHESIS_PROFILE", "default") == "long"
 FUZZ_EXAMPLES = 3_000 if LONG else 150
 FUZZ = settings(max_examples=FUZZ_EXAMPLES, deadline=None, derandomize=not LONG,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-#: Every named case must be refused within this many seconds.
-CASE_SECONDS = 5.0
 NORMAL = ACL_MEM_MALLOC_NORMAL_ONLY
 
 
@@ -111,14 +108,16 @@ def dumps(doc: Any) -> bytes:
 
 
 def refused(path: Path, max_bytes: int | None = None) -> str:
-    """Load ``path``: it must raise ValueError within CASE_SECONDS; returns the message."""
-    t0 = time.monotonic()
+    """Load ``path``: it must raise ValueError; returns the message.
+
+    Time is bounded by the file's pytest-timeout mark (a hang guard); load speed is measured
+    in ``benchmarks/bench_trace_load.py``.
+    """
     with pytest.raises(ValueError) as info:
         if max_bytes is None:
             Trace.load(path)
         else:
             Trace.load(path, max_bytes=max_bytes)
-    assert time.monotonic() - t0 < CASE_SECONDS
     msg = str(info.value)
     assert msg.startswith("trace file:"), msg
     return msg
@@ -347,14 +346,13 @@ def test_plain_file_over_the_limit_is_refused(scratch: Path, base_doc: dict[str,
 
 def test_valid_document_with_a_million_strings_loads(scratch: Path,
                                                      base_doc: dict[str, Any]) -> None:
-    """An enormous but valid string table is not an error: it loads, in bounded time."""
+    """An enormous but valid string table is not an error: it loads (its speed relative to
+    ``json.loads`` is a row of ``benchmarks/bench_trace_load.py``)."""
     doc = copy.deepcopy(base_doc)
     doc["strings"] += [f"s{i}" for i in range(1_000_000)]
     path = scratch / "many_strings.acltrace"
     path.write_bytes(dumps(doc))
-    t0 = time.monotonic()
     trace = Trace.load(path)
-    assert time.monotonic() - t0 < 2 * CASE_SECONDS
     assert len(trace.strings) == len(doc["strings"])
     assert row_counts(doc) == {n: t.rows for n, t in trace.tables.items()}
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -574,12 +573,13 @@ def test_conv2d_flops_formula() -> None:
 
 
 def test_conv2d_resnet50_layer_is_vectorised() -> None:
-    """A ResNet-50 3x3 conv (1x64x56x56, 64 filters, pad 1) runs fast: a guard, not a benchmark."""
+    """A ResNet-50 3x3 conv (1x64x56x56, 64 filters, pad 1) is right at a spot-checked point.
+
+    Its speed (against a numpy GEMM of the same FLOPs) is a row of ``benchmarks/bench_ops.py``.
+    """
     x, w = rand((1, 64, 56, 56)), rand((64, 64, 3, 3), seed=1)
     attrs = {"strides": [1, 1, 1, 1], "pads": [1, 1, 1, 1]}
-    start = time.perf_counter()
     (y,) = run("Conv2D", [x, w], attrs)
-    assert time.perf_counter() - start < 5.0
     assert y.shape == (1, 64, 56, 56)
     # spot-check one output position against the definition
     xp = np.pad(f64(x), ((0, 0), (0, 0), (1, 1), (1, 1)))

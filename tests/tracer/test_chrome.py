@@ -81,7 +81,7 @@ def two_stream_program(acl: ModuleType) -> list[Any]:
     finally:
         stop.set()
         subscribed.set()
-        worker.join(30)
+        worker.join(60)
     assert not worker.is_alive()
     out = np.frombuffer(acl.util.ptr_to_bytes(host_out, N), dtype=np.uint8)
     assert np.all(out == 42)

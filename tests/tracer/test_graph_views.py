@@ -25,7 +25,7 @@ from acl_lab.tracer.views.style import PlotStyle
 from tests.acl.test_deadlocks import event_cycle
 from tests.helpers import ok, snapshot
 
-pytestmark = pytest.mark.timeout(30)
+pytestmark = pytest.mark.timeout(120)
 
 N = 4096
 D2D = ACL_MEMCPY_DEVICE_TO_DEVICE

@@ -29,7 +29,7 @@ from acl_lab.tracer.checks.ordering import deadlocks, races, waits_before_record
 from tests.acl.test_deadlocks import event_cycle
 from tests.helpers import ok
 
-pytestmark = pytest.mark.timeout(30)
+pytestmark = pytest.mark.timeout(120)
 
 N = 4096
 D2D = ACL_MEMCPY_DEVICE_TO_DEVICE

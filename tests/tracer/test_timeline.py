@@ -99,7 +99,7 @@ def program(acl: ModuleType) -> dict[str, int]:
     finally:
         stop.set()
         subscribed.set()
-        worker.join(30)
+        worker.join(60)
     for p in (dev_a, dev_b):
         assert acl.rt.free(p) == ACL_SUCCESS
     for p in (host, host_out):

@@ -5,7 +5,6 @@ from __future__ import annotations
 import copy
 import gzip
 import json
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import ModuleType
@@ -201,15 +200,17 @@ def test_top_level_not_an_object(tmp_path: Path) -> None:
 
 
 def test_random_bytes_file_is_refused_in_bounded_time(tmp_path: Path) -> None:
-    """50 MB of random bytes raise ValueError promptly (no hang, no MemoryError)."""
+    """50 MB of random bytes raise ValueError (no hang, no MemoryError).
+
+    The time is bounded by pytest-timeout (a hang guard); how fast the refusal is belongs to
+    ``benchmarks/bench_trace_load.py``.
+    """
     rng = np.random.default_rng(12345)
     data = rng.integers(0, 256, size=50 * 1024 * 1024, dtype=np.uint8).tobytes()
     assert data[:2] != b"\x1f\x8b"
     path = tmp_path / "garbage.acltrace"
     path.write_bytes(data)
-    t0 = time.monotonic()
     load_error(path)
-    assert time.monotonic() - t0 < 60
 
 
 def test_random_bytes_behind_gzip_magic_are_refused(tmp_path: Path) -> None:
