@@ -105,6 +105,28 @@ def current_session(create: bool = True) -> Session | None:
     return s
 
 
+_thread_join = threading.Thread.join
+
+
+def _join_noticed(self: threading.Thread, timeout: float | None = None) -> None:
+    """``threading.Thread.join``, then tell the current session who joined whom."""
+    _thread_join(self, timeout)
+    s = _current
+    if s is not None and not self.is_alive():
+        s.note_join(self)
+
+
+def _notice_joins() -> None:
+    """Route plain ``Thread.join`` calls through ``_join_noticed`` (once per process).
+
+    A join is a host synchronisation the pyACL API never sees, yet after it the joiner's
+    calls really come after everything the joined thread did. Without it the virtual clocks
+    would show the main thread's teardown at the same time as its workers' last calls.
+    """
+    if threading.Thread.join is not _join_noticed:
+        threading.Thread.join = _join_noticed  # type: ignore[method-assign]
+
+
 def set_current_session(session: Session | None) -> Session | None:
     """Bind ``session`` as the one the pyACL layer uses; returns the previous one."""
     global _current
@@ -278,6 +300,8 @@ class Session:
 
     def _register_thread(self, t: threading.Thread, clock: int, by_acl: bool) -> HostThread:
         """A new HostThread for the Python thread ``t`` (not registered yet)."""
+        if self.thread_list:
+            _notice_joins()  # a second host thread: joins now order virtual time
         th = HostThread(len(self.thread_list), t, clock)
         th.started_by_acl = by_acl
         self.threads[t] = th
@@ -1622,6 +1646,18 @@ class Session:
         self._acl_threads[t.ident] = info
         self.cond.notify_all()
         return t.ident
+
+    def note_join(self, t: threading.Thread) -> None:
+        """The calling thread joined ``t``: its clock moves past ``t``'s last call.
+
+        Virtual time then shows what the host really did: a thread that joins its workers
+        continues after them (a join is a happens-before the API never sees).
+        """
+        with self.lock:
+            joined = self.threads.get(t)
+            joiner = self.threads.get(threading.current_thread())
+            if joined is not None and joiner is not None and joiner.clock < joined.clock:
+                joiner.clock = joined.clock
 
     def stop_thread(self, th: HostThread, cid: int, tid: int) -> None:
         """acl.util.stop_thread: join the thread; re-raise its exception as RuntimeError."""
