@@ -25,12 +25,16 @@ import numpy as np
 
 from .compute import _lookup, queue_device_task
 from .errors import AccessError, AclError
-from .memory import DEVICE, DVPP, KIND_NAMES
+from .memory import DEVICE, DVPP, HOST_PAGEABLE, HOST_PINNED, KIND_NAMES
 from .objects import (
+    OBJ_DVPP_BATCH_PIC_DESC,
     OBJ_DVPP_CHANNEL,
     OBJ_DVPP_CHANNEL_DESC,
+    OBJ_DVPP_JPEGE_CONFIG,
     OBJ_DVPP_PIC_DESC,
     OBJ_DVPP_RESIZE_CONFIG,
+    OBJ_DVPP_ROI_CONFIG,
+    OBJ_DVPP_STREAM_DESC,
     HostThread,
 )
 from .scheduler import Engine, TaskKind
@@ -691,3 +695,459 @@ def vpc_resize_async(s: Session, th: HostThread, cid: int, chan: int, in_handle:
                       dvpp_ns(s, max(in_w * in_h, out_w * out_h)),
                       [(src.data, in_need, "VPC input")], [(dst.data, out_need, "VPC output")],
                       run, "VPC resize", allowed=(DEVICE, DVPP))
+
+
+# ------------------------------------------------------------------ ROI, batch, stream descs
+#
+# Crop and paste rules (pyACL "dvpp_vpc_crop_and_paste_async" page aclpythondevg_01_0302 and
+# the C page acldvppVpcCropAndPasteAsync aclcppdevg_03_0344, CANN 8.0/9.0; VPC constraint
+# table of the Atlas 200/300/500 inference products): areas are inclusive pixel offsets
+# [left, right] x [top, bottom]; for YUV420SP the left/top offsets are even and the
+# right/bottom offsets odd, so every area has an even width and height; a crop area is at
+# least 10x6 and lies inside its picture; the paste area's left offset is 16-aligned and it
+# lies inside the output; the scale between crop and paste is 1/32 to 16. Batch calls take
+# at most 256 areas in all (acldvppVpcBatchCropAndPasteAsync page, roiNums sum <= 256).
+
+#: VPC scale limits between a crop area and its output (paste) area
+VPC_MIN_SCALE, VPC_MAX_SCALE = 1 / 32, 16.0
+#: most areas one batch call may carry (roiNums[0] + ... <= 256)
+VPC_MAX_ROIS = 256
+#: JPEGE input limits (pyACL JPEGE "功能及约束说明" page aclpythondevg_01_0328, CANN 8.0)
+JPEGE_MIN_WH, JPEGE_MAX_WH = 32, 8192
+#: bytes added to the raw YUV420SP size by dvpp_jpeg_predict_enc_size (headers, tables)
+JPEGE_HEADER_BYTES = 4096
+
+
+class RoiConfig:
+    """An acldvppRoiConfig: an inclusive area ``[left, right] x [top, bottom]``."""
+
+    def __init__(self, left: int, right: int, top: int, bottom: int) -> None:
+        self.oid = -1
+        self.handle = 0
+        self.left, self.right, self.top, self.bottom = left, right, top, bottom
+        self.alive = True
+
+
+class BatchPicDesc:
+    """An acldvppBatchPicDesc: ``batch_size`` picture descs made (and destroyed) with it."""
+
+    def __init__(self) -> None:
+        self.oid = -1
+        self.handle = 0
+        self.pics: list[PicDesc] = []
+        self.alive = True
+
+
+class StreamDesc:
+    """An acldvppStreamDesc: a bitstream in device memory (VDEC input, VENC output)."""
+
+    def __init__(self) -> None:
+        self.oid = -1
+        self.handle = 0
+        self.data = 0
+        self.size = 0
+        self.format = 0
+        self.timestamp = 0
+        self.ret_code = 0
+        self.eos = 0
+        self.alive = True
+
+
+class JpegeConfig:
+    """An acldvppJpegeConfig: the encoding quality level (0-100)."""
+
+    def __init__(self) -> None:
+        self.oid = -1
+        self.handle = 0
+        self.level = 100
+        self.alive = True
+
+
+def create_roi_config(s: Session, cid: int, left: int, right: int, top: int,
+                      bottom: int) -> int:
+    """acldvppCreateRoiConfig(left, right, top, bottom): values are checked when used."""
+    return _new(s, RoiConfig(left, right, top, bottom), OBJ_DVPP_ROI_CONFIG, cid,
+                "dvpp roi config")
+
+
+def roi_config(s: Session, handle: int) -> RoiConfig:
+    """Resolve a ROI-config handle (100000 for null, unknown or destroyed)."""
+    return _lookup(s, handle, RoiConfig, "dvpp roi config")
+
+
+def destroy_roi_config(s: Session, cid: int, handle: int) -> None:
+    """acldvppDestroyRoiConfig."""
+    _destroy(s, roi_config(s, handle), cid)
+
+
+def create_batch_pic_desc(s: Session, cid: int, batch_size: int) -> int:
+    """acldvppCreateBatchPicDesc: ``batch_size`` (>= 1) empty picture descs."""
+    if batch_size == 0:
+        raise AclError(ACL_ERROR_INVALID_PARAM, "batch size 0: a batch holds at least one "
+                                                "picture (the call returns a null handle)")
+    if batch_size > VPC_MAX_ROIS:
+        raise AclError(ACL_ERROR_INVALID_PARAM, f"batch size {batch_size} is more than the "
+                                                f"{VPC_MAX_ROIS} pictures a VPC batch takes")
+    b = BatchPicDesc()
+    h = _new(s, b, OBJ_DVPP_BATCH_PIC_DESC, cid, f"dvpp batch pic desc ({batch_size})")
+    for i in range(batch_size):
+        p = PicDesc()
+        _new(s, p, OBJ_DVPP_PIC_DESC, cid, f"dvpp pic desc {i} of batch {h:#x}")
+        b.pics.append(p)
+    return h
+
+
+def batch_pic_desc(s: Session, handle: int) -> BatchPicDesc:
+    """Resolve a batch-pic-desc handle (100000 for null, unknown or destroyed)."""
+    return _lookup(s, handle, BatchPicDesc, "dvpp batch pic desc")
+
+
+def batch_get_pic_desc(s: Session, handle: int, index: int) -> int:
+    """acldvppGetPicDesc(batch, index): the handle of picture ``index`` of the batch."""
+    b = batch_pic_desc(s, handle)
+    if index >= len(b.pics):
+        raise AclError(ACL_ERROR_INVALID_PARAM, f"index {index} is outside batch {handle:#x} "
+                                                f"of {len(b.pics)} pictures")
+    return b.pics[index].handle
+
+
+def destroy_batch_pic_desc(s: Session, cid: int, handle: int) -> None:
+    """acldvppDestroyBatchPicDesc: its picture descs go with it (their buffers do not)."""
+    b = batch_pic_desc(s, handle)
+    for p in b.pics:
+        if p.alive:
+            _destroy(s, p, cid)
+    _destroy(s, b, cid)
+
+
+def create_stream_desc(s: Session, cid: int) -> int:
+    """acldvppCreateStreamDesc: every field 0."""
+    return _new(s, StreamDesc(), OBJ_DVPP_STREAM_DESC, cid, "dvpp stream desc")
+
+
+def stream_desc(s: Session, handle: int) -> StreamDesc:
+    """Resolve a stream-desc handle (100000 for null, unknown or destroyed)."""
+    return _lookup(s, handle, StreamDesc, "dvpp stream desc")
+
+
+def destroy_stream_desc(s: Session, cid: int, handle: int) -> None:
+    """acldvppDestroyStreamDesc: the data buffer is not freed."""
+    _destroy(s, stream_desc(s, handle), cid)
+
+
+def create_jpege_config(s: Session, cid: int) -> int:
+    """acldvppCreateJpegeConfig: level 100."""
+    return _new(s, JpegeConfig(), OBJ_DVPP_JPEGE_CONFIG, cid, "dvpp jpege config")
+
+
+def jpege_config(s: Session, handle: int) -> JpegeConfig:
+    """Resolve a JPEGE-config handle (100000 for null, unknown or destroyed)."""
+    return _lookup(s, handle, JpegeConfig, "dvpp jpege config")
+
+
+def destroy_jpege_config(s: Session, cid: int, handle: int) -> None:
+    """acldvppDestroyJpegeConfig."""
+    _destroy(s, jpege_config(s, handle), cid)
+
+
+def set_jpege_level(s: Session, handle: int, level: int) -> None:
+    """acldvppSetJpegeConfigLevel: 0-100 (100000 otherwise)."""
+    cfg = jpege_config(s, handle)
+    if level > 100:
+        raise AclError(ACL_ERROR_INVALID_PARAM, f"JPEGE level {level} is not in [0, 100]")
+    cfg.level = level
+
+
+# ------------------------------------------------------------------ YUV420SP planes
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Where a YUV420SP picture's pixels are: even size, strides, NV12 or NV21."""
+
+    w: int
+    h: int
+    ws: int
+    hs: int
+    nv21: bool
+
+    @property
+    def nbytes(self) -> int:
+        """``widthStride * heightStride * 3 // 2``."""
+        return self.ws * self.hs * 3 // 2
+
+
+def planes(data: bytes | np.ndarray, lay: Layout) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Y, U and V planes (views; chroma at half resolution) of a YUV420SP buffer."""
+    buf = np.frombuffer(data, dtype=np.uint8) if isinstance(data, bytes) else data
+    yp = buf[:lay.ws * lay.hs].reshape(lay.hs, lay.ws)[:lay.h, :lay.w]
+    uvp = buf[lay.ws * lay.hs:lay.nbytes].reshape(lay.hs // 2, lay.ws)
+    uv = uvp[:lay.h // 2, :lay.w].reshape(lay.h // 2, lay.w // 2, 2)
+    if lay.nv21:
+        return yp, uv[:, :, 1], uv[:, :, 0]
+    return yp, uv[:, :, 0], uv[:, :, 1]
+
+
+def blank_sp420(lay: Layout) -> np.ndarray:
+    """A YUV420SP buffer of Y 0 and UV 0x80 (what _pack_sp420 pads with)."""
+    out = np.zeros(lay.nbytes, dtype=np.uint8)
+    out[lay.ws * lay.hs:] = 128
+    return out
+
+
+def paste_sp420(src: bytes, sl: Layout, crop: tuple[int, int, int, int], dst: np.ndarray,
+                dl: Layout, paste: tuple[int, int, int, int], mode: int) -> None:
+    """Crop ``(left, top, w, h)`` of ``src``, resize it to ``paste``'s size and write it at
+    ``paste``'s offset in ``dst`` (in place). Offsets and sizes are even."""
+    cl, ct, cw, ch = crop
+    pl, pt, pw, ph = paste
+    y, u, v = planes(src, sl)
+    yc = np.ascontiguousarray(y[ct:ct + ch, cl:cl + cw])
+    uc = np.ascontiguousarray(u[ct // 2:(ct + ch) // 2, cl // 2:(cl + cw) // 2])
+    vc = np.ascontiguousarray(v[ct // 2:(ct + ch) // 2, cl // 2:(cl + cw) // 2])
+    yo = dst[:dl.ws * dl.hs].reshape(dl.hs, dl.ws)
+    uvo = dst[dl.ws * dl.hs:dl.nbytes].reshape(dl.hs // 2, dl.ws)
+    yo[pt:pt + ph, pl:pl + pw] = resize_plane(yc, ph, pw, mode)
+    u2 = resize_plane(uc, ph // 2, pw // 2, mode)
+    v2 = resize_plane(vc, ph // 2, pw // 2, mode)
+    uv = np.empty((ph // 2, pw // 2, 2), dtype=np.uint8)
+    uv[:, :, 0], uv[:, :, 1] = (v2, u2) if dl.nv21 else (u2, v2)
+    uvo[pt // 2:(pt + ph) // 2, pl:pl + pw] = uv.reshape(ph // 2, pw)
+
+
+# ------------------------------------------------------------------ VPC crop and paste
+
+
+def _area(roi: RoiConfig, which: str, api: str, w: int, h: int,
+          paste: bool) -> tuple[int, int, int, int]:
+    """Validate an inclusive ROI inside a ``w`` x ``h`` picture: (left, top, width, height)."""
+    left, right, top, bottom = roi.left, roi.right, roi.top, roi.bottom
+    where = f"{api}: the {which} area [{left}, {right}] x [{top}, {bottom}]"
+    if right < left or bottom < top:
+        raise AclError(ACL_ERROR_INVALID_PARAM, f"{where} is empty: right must be >= left and "
+                                                "bottom >= top (offsets are inclusive)")
+    if left % 2 or top % 2 or right % 2 == 0 or bottom % 2 == 0:
+        raise AclError(ACL_ERROR_INVALID_PARAM,
+                       f"{where} breaks the YUV420SP rule: left and top offsets must be even, "
+                       "right and bottom odd (so the area's width and height are even), e.g. "
+                       f"[{left - left % 2}, {right | 1}] x [{top - top % 2}, {bottom | 1}]")
+    if paste and left % 16:
+        raise AclError(ACL_ERROR_INVALID_PARAM,
+                       f"{where}: the paste area's left offset must be 16-aligned")
+    if right >= w or bottom >= h:
+        raise AclError(ACL_ERROR_INVALID_PARAM, f"{where} does not fit in the {w}x{h} picture")
+    aw, ah = right - left + 1, bottom - top + 1
+    if aw < VPC_MIN_W or ah < VPC_MIN_H:
+        raise AclError(ACL_ERROR_INVALID_PARAM, f"{where} is {aw}x{ah}; VPC areas are at least "
+                                                f"{VPC_MIN_W}x{VPC_MIN_H}")
+    return left, top, aw, ah
+
+
+def _layout(d: PicDesc, which: str, api: str) -> Layout:
+    w, h = _vpc_layout(d, which, api)
+    return Layout(w, h, d.width_stride, d.height_stride,
+                  d.format == PIXEL_FORMAT_YVU_SEMIPLANAR_420)
+
+
+#: one crop job: (input desc, output desc, crop ROI, paste ROI or None)
+CropJob = tuple[int, int, int, int | None]
+
+
+def vpc_crop_async(s: Session, th: HostThread, cid: int, api: str, chan: int,
+                   jobs: list[CropJob], cfg_handle: int | None, stream: int) -> None:
+    """The VPC crop family (crop, crop-resize, crop-and-paste and their batch forms): one
+    DVPP task that crops each job's area, resizes it to the paste area (or the whole output)
+    and writes it into the output. With a paste area the rest of the output keeps its bytes."""
+    _live_channel(s, chan)
+    st = s.stream(th, stream)
+    mode = INTERP_DEFAULT if cfg_handle is None else resize_config(s, cfg_handle).interpolation
+    srcs: dict[int, tuple[PicDesc, Layout]] = {}
+    dsts: dict[int, tuple[PicDesc, Layout]] = {}
+    plan: list[tuple[int, tuple[int, int, int, int], int, tuple[int, int, int, int]]] = []
+    pixels = 0
+    for k, (src_h, dst_h, crop_h, paste_h) in enumerate(jobs):
+        tag = f" (area {k})" if len(jobs) > 1 else ""
+        if src_h not in srcs:
+            d = pic_desc(s, src_h)
+            srcs[src_h] = d, _layout(d, "input" + tag, api)
+        if dst_h not in dsts:
+            d = pic_desc(s, dst_h)
+            dsts[dst_h] = d, _layout(d, "output" + tag, api)
+        sl, dl = srcs[src_h][1], dsts[dst_h][1]
+        crop = _area(roi_config(s, crop_h), "crop" + tag, api, sl.w, sl.h, False)
+        paste = (0, 0, dl.w, dl.h) if paste_h is None else \
+            _area(roi_config(s, paste_h), "paste" + tag, api, dl.w, dl.h, True)
+        for c, p, axis in ((crop[2], paste[2], "width"), (crop[3], paste[3], "height")):
+            if not VPC_MIN_SCALE <= p / c <= VPC_MAX_SCALE:
+                raise AclError(ACL_ERROR_INVALID_PARAM,
+                               f"{api}: scaling the crop {axis} {c} to {p}{tag} is outside "
+                               "VPC's 1/32 to 16 range")
+        plan.append((list(srcs).index(src_h), crop, list(dsts).index(dst_h), paste))
+        pixels += max(crop[2] * crop[3], paste[2] * paste[3])
+    if len({d.data for d, _ in dsts.values()}) < len(dsts):
+        raise AclError(ACL_ERROR_INVALID_PARAM, f"{api}: two output pictures share one buffer")
+    for d, lay in srcs.values():
+        _dvpp_buffer(s, cid, d.data, lay.nbytes, "VPC input")
+    for d, lay in dsts.values():
+        _dvpp_buffer(s, cid, d.data, lay.nbytes, "VPC output")
+    src_lays = [lay for _, lay in srcs.values()]
+    dst_lays = [lay for _, lay in dsts.values()]
+    # With paste areas the bytes around them stay as they are: the task starts its output
+    # from the buffer's content when it runs (read straight from memory, not as a traced
+    # read, so a fresh buffer is not an uninitialised read).
+    keep = [s.memory.find(d.data) if any(j[3] is not None for j in jobs if j[1] == h) else None
+            for h, (d, _) in dsts.items()]
+    offs = [d.data for d, _ in dsts.values()]
+
+    def run(inputs: list[bytes]) -> list[bytes]:
+        outs = []
+        for r, lay, addr in zip(keep, dst_lays, offs, strict=True):
+            if r is None:
+                outs.append(blank_sp420(lay))
+            else:
+                off = addr - r.addr
+                outs.append(np.array(r.buf[off:off + lay.nbytes], dtype=np.uint8))
+        for si, crop, di, paste in plan:
+            paste_sp420(inputs[si], src_lays[si], crop, outs[di], dst_lays[di], paste, mode)
+        return [o.tobytes() for o in outs]
+
+    label = "VPC crop" if all(j[3] is None for j in jobs) else "VPC crop+paste"
+    if len(jobs) > 1:
+        label += f" x{len(jobs)}"
+    queue_device_task(s, th, cid, st, TaskKind.DVPP, Engine.DVPP, dvpp_ns(s, pixels),
+                      [(d.data, lay.nbytes, "VPC input") for d, lay in srcs.values()],
+                      [(d.data, lay.nbytes, "VPC output") for d, lay in dsts.values()],
+                      run, label, allowed=(DEVICE, DVPP))
+
+
+def batch_jobs(s: Session, api: str, src_batch: int, roi_nums: Any, dst_batch: int,
+               crops: Any, pastes: Any | None) -> list[CropJob]:
+    """Expand a batch call's lists into crop jobs: roi_nums[i] areas of input picture i,
+    each written to the next output picture of the destination batch."""
+    lists = (roi_nums, crops) if pastes is None else (roi_nums, crops, pastes)
+    if not all(isinstance(x, list) for x in lists):
+        raise TypeError("argument 3 or 5 is not list" if pastes is None
+                        else "argument 3, 5 or 6 is not list")
+    if not 1 <= len(roi_nums) <= VPC_MAX_ROIS or any(
+            not isinstance(n, int) or not 0 <= n <= VPC_MAX_ROIS for n in roi_nums) \
+            or not 1 <= len(crops) <= VPC_MAX_ROIS:
+        raise ValueError("number of crop areas must be between 1 and 256")
+    src = batch_pic_desc(s, src_batch)
+    dst = batch_pic_desc(s, dst_batch)
+    total = sum(roi_nums)
+    if total != len(crops) or (pastes is not None and len(pastes) != len(crops)):
+        raise AclError(ACL_ERROR_INVALID_PARAM,
+                       f"{api}: roi_nums adds up to {total} but {len(crops)} crop areas"
+                       + ("" if pastes is None else f" and {len(pastes)} paste areas")
+                       + " were given; they must match")
+    if total > VPC_MAX_ROIS:
+        raise AclError(ACL_ERROR_INVALID_PARAM, f"{api}: {total} areas; at most "
+                                                f"{VPC_MAX_ROIS} in one call")
+    if len(roi_nums) > len(src.pics):
+        raise AclError(ACL_ERROR_INVALID_PARAM, f"{api}: roi_nums has {len(roi_nums)} entries "
+                                                f"but the input batch holds {len(src.pics)}")
+    if total > len(dst.pics):
+        raise AclError(ACL_ERROR_INVALID_PARAM, f"{api}: {total} areas but the output batch "
+                                                f"holds {len(dst.pics)} pictures")
+    jobs: list[CropJob] = []
+    k = 0
+    for i, n in enumerate(roi_nums):
+        for _ in range(n):
+            paste = None if pastes is None else int(pastes[k])
+            jobs.append((src.pics[i].handle, dst.pics[k].handle, int(crops[k]), paste))
+            k += 1
+    return jobs
+
+
+# ------------------------------------------------------------------ JPEG encode
+
+
+def _jpege_layout(d: PicDesc, api: str) -> Layout:
+    """Validate a JPEGE input picture (JPEGE constraint table, aclpythondevg_01_0328)."""
+    if d.format not in YUV420SP:
+        raise AclError(ACL_ERROR_INVALID_PARAM,
+                       f"{api}: the input format is {d.format}; the emulator's JPEGE encodes "
+                       "YUV420SP only (1 = NV12, 2 = NV21)")
+    w, h, ws, hs = d.width, d.height, d.width_stride, d.height_stride
+    if w % 2 or h % 2:
+        raise AclError(ACL_ERROR_INVALID_PARAM, f"{api}: JPEGE needs an even width and height "
+                                                f"for YUV420SP; the picture is {w}x{h}")
+    if not (JPEGE_MIN_WH <= w <= JPEGE_MAX_WH and JPEGE_MIN_WH <= h <= JPEGE_MAX_WH):
+        raise AclError(ACL_ERROR_INVALID_PARAM, f"{api}: JPEGE input resolution is "
+                                                f"{JPEGE_MIN_WH}x{JPEGE_MIN_WH} to "
+                                                f"{JPEGE_MAX_WH}x{JPEGE_MAX_WH}; got {w}x{h}")
+    if ws % 16 or ws < w:
+        raise AclError(ACL_ERROR_INVALID_PARAM, f"{api}: the JPEGE input widthStride is {ws}; "
+                                                "it must be the width aligned up to 16 (or a "
+                                                f"larger multiple of 16): use {_align(w, 16)}")
+    if hs not in (h, max(_align(h, 16), 32)):
+        raise AclError(ACL_ERROR_INVALID_PARAM,
+                       f"{api}: the JPEGE input heightStride is {hs}; it must equal the height "
+                       f"({h}) or the height aligned up to 16, at least 32 "
+                       f"({max(_align(h, 16), 32)})")
+    lay = Layout(w, h, ws, hs, d.format == PIXEL_FORMAT_YVU_SEMIPLANAR_420)
+    if d.size < lay.nbytes:
+        raise AclError(ACL_ERROR_INVALID_PARAM, f"{api}: the input size is {d.size}, but the "
+                                                f"picture takes widthStride*heightStride*3//2 "
+                                                f"= {lay.nbytes} bytes")
+    return lay
+
+
+def jpeg_predict_enc_size(s: Session, in_handle: int, cfg_handle: int) -> int:
+    """acldvppJpegPredictEncSize: an upper bound for the JPEG of this picture."""
+    lay = _jpege_layout(pic_desc(s, in_handle), "acl.media.dvpp_jpeg_predict_enc_size")
+    jpege_config(s, cfg_handle)
+    return _align(lay.w, 16) * _align(lay.h, 16) * 3 // 2 + JPEGE_HEADER_BYTES
+
+
+def encode_sp420_jpeg(data: bytes, lay: Layout, level: int) -> bytes:
+    """YUV420SP -> baseline Huffman JPEG (4:2:0) with Pillow (libjpeg), no RGB round trip."""
+    from PIL import Image
+
+    y, u, v = planes(data, lay)
+    ycc = np.empty((lay.h, lay.w, 3), dtype=np.uint8)
+    ycc[:, :, 0] = y
+    ycc[:, :, 1] = u.repeat(2, 0).repeat(2, 1)
+    ycc[:, :, 2] = v.repeat(2, 0).repeat(2, 1)
+    im = Image.frombytes("YCbCr", (lay.w, lay.h), ycc.tobytes())
+    buf = io.BytesIO()
+    im.save(buf, "JPEG", quality=max(1, min(level, 100)), subsampling=2)
+    return buf.getvalue()
+
+
+def jpeg_encode_async(s: Session, th: HostThread, cid: int, chan: int, in_handle: int,
+                      out_ptr: int, size_ptr: int, cfg_handle: int, stream: int) -> None:
+    """acldvppJpegEncodeAsync: queue a JPEGE task; the uint32 at host ``size_ptr`` holds the
+    output buffer size in and gets the JPEG's size when the task ends."""
+    api = "acl.media.dvpp_jpeg_encode_async"
+    _live_channel(s, chan)
+    d = pic_desc(s, in_handle)
+    cfg = jpege_config(s, cfg_handle)
+    st = s.stream(th, stream)
+    lay = _jpege_layout(d, api)
+    if size_ptr == 0:
+        raise AclError(ACL_ERROR_INVALID_PARAM, f"{api}: the size pointer is null")
+    try:
+        _, view = s.host_view(size_ptr, 4, f"{api} size pointer")
+    except AclError as e:
+        raise AclError(ACL_ERROR_INVALID_PARAM, e.message) from None
+    cap = int.from_bytes(bytes(view), "little")
+    if cap == 0:
+        raise AclError(ACL_ERROR_INVALID_PARAM, f"{api}: the output size at the size pointer "
+                                                "is 0: store the output buffer size there "
+                                                "(acl.media.dvpp_jpeg_predict_enc_size)")
+    _dvpp_buffer(s, cid, d.data, lay.nbytes, "JPEGE input")
+    _dvpp_buffer(s, cid, out_ptr, cap, "JPEGE output")
+    level = cfg.level
+
+    def run(inputs: list[bytes]) -> list[bytes]:
+        jpg = encode_sp420_jpeg(inputs[0], lay, level)
+        if len(jpg) > cap:
+            raise AclError(ACL_ERROR_INVALID_PARAM, f"the JPEG takes {len(jpg)} bytes but the "
+                                                    f"output buffer holds {cap}")
+        return [jpg, len(jpg).to_bytes(4, "little")]
+
+    queue_device_task(s, th, cid, st, TaskKind.DVPP, Engine.DVPP, dvpp_ns(s, lay.w * lay.h),
+                      [(d.data, lay.nbytes, "JPEGE input")],
+                      [(out_ptr, cap, "JPEGE output"), (size_ptr, 4, "JPEGE output size")],
+                      run, "JPEGE", allowed=(DEVICE, DVPP, HOST_PINNED, HOST_PAGEABLE))

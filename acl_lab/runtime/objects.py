@@ -31,15 +31,30 @@ OBJ_DVPP_CHANNEL_DESC = 20
 OBJ_DVPP_CHANNEL = 21
 OBJ_DVPP_PIC_DESC = 22
 OBJ_DVPP_RESIZE_CONFIG = 23
+OBJ_DVPP_ROI_CONFIG = 24
+OBJ_DVPP_BATCH_PIC_DESC = 25
+OBJ_DVPP_JPEGE_CONFIG = 26
+OBJ_DVPP_STREAM_DESC = 27
 OBJ_ACLNN_TENSOR = 30
 OBJ_ACLNN_SCALAR = 31
 OBJ_ACLNN_EXECUTOR = 32
+OBJ_VDEC_CHANNEL_DESC = 40
+OBJ_VDEC_CHANNEL = 41
+OBJ_VDEC_FRAME_CONFIG = 42
+OBJ_VENC_CHANNEL_DESC = 43
+OBJ_VENC_CHANNEL = 44
+OBJ_VENC_FRAME_CONFIG = 45
 OBJ_KIND_NAMES: dict[int, str] = {
     OBJ_CONTEXT: "context", OBJ_STREAM: "stream", OBJ_EVENT: "event", OBJ_THREAD: "thread",
     OBJ_DATA_BUFFER: "data_buffer", OBJ_TENSOR_DESC: "tensor_desc", OBJ_OP_ATTR: "op_attr",
     OBJ_OP_HANDLE: "op_handle", OBJ_MODEL_DESC: "model_desc", OBJ_DATASET: "dataset",
     OBJ_DVPP_CHANNEL_DESC: "dvpp_channel_desc", OBJ_DVPP_CHANNEL: "dvpp_channel",
     OBJ_DVPP_PIC_DESC: "dvpp_pic_desc", OBJ_DVPP_RESIZE_CONFIG: "dvpp_resize_config",
+    OBJ_DVPP_ROI_CONFIG: "dvpp_roi_config", OBJ_DVPP_BATCH_PIC_DESC: "dvpp_batch_pic_desc",
+    OBJ_DVPP_JPEGE_CONFIG: "dvpp_jpege_config", OBJ_DVPP_STREAM_DESC: "dvpp_stream_desc",
+    OBJ_VDEC_CHANNEL_DESC: "vdec_channel_desc", OBJ_VDEC_CHANNEL: "vdec_channel",
+    OBJ_VDEC_FRAME_CONFIG: "vdec_frame_config", OBJ_VENC_CHANNEL_DESC: "venc_channel_desc",
+    OBJ_VENC_CHANNEL: "venc_channel", OBJ_VENC_FRAME_CONFIG: "venc_frame_config",
     OBJ_ACLNN_TENSOR: "aclnn_tensor", OBJ_ACLNN_SCALAR: "aclnn_scalar",
     OBJ_ACLNN_EXECUTOR: "aclnn_executor",
 }

@@ -63,9 +63,19 @@ OBJECT_RELEASE: dict[int, tuple[str, str]] = {
     21: ("DVPP channel", "acl.media.dvpp_destroy_channel"),
     22: ("DVPP pic desc", "acl.media.dvpp_destroy_pic_desc"),
     23: ("DVPP resize config", "acl.media.dvpp_destroy_resize_config"),
+    24: ("DVPP ROI config", "acl.media.dvpp_destroy_roi_config"),
+    25: ("DVPP batch pic desc", "acl.media.dvpp_destroy_batch_pic_desc"),
+    26: ("DVPP JPEGE config", "acl.media.dvpp_destroy_jpege_config"),
+    27: ("DVPP stream desc", "acl.media.dvpp_destroy_stream_desc"),
     30: ("aclnn tensor", "acl_lab.aclnn.destroy_tensor"),
     31: ("aclnn scalar", "acl_lab.aclnn.destroy_scalar"),
     32: ("aclnn executor", "acl_lab.aclnn.destroy_executor"),
+    40: ("VDEC channel desc", "acl.media.vdec_destroy_channel_desc"),
+    41: ("VDEC channel", "acl.media.vdec_destroy_channel"),
+    42: ("VDEC frame config", "acl.media.vdec_destroy_frame_config"),
+    43: ("VENC channel desc", "acl.media.venc_destroy_channel_desc"),
+    44: ("VENC channel", "acl.media.venc_destroy_channel"),
+    45: ("VENC frame config", "acl.media.venc_destroy_frame_config"),
 }
 #: alloc kind -> the call that frees it
 FREE_API = {0: "acl.rt.free", 1: "acl.rt.free_host", 2: "acl.media.dvpp_free"}
