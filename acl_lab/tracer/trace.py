@@ -366,14 +366,16 @@ class Trace:
         return cls(strings, {n: Table(n, c) for n, c in cols.items()}, meta)
 
     # ------------------------------------------------------------------ chrome / perfetto
-    def to_chrome_trace(self) -> dict[str, Any]:
-        """Chrome Trace Event JSON for Perfetto / chrome://tracing (see ``chrome.py``)."""
+    def to_chrome_trace(self, findings: list[Any] | None = None) -> dict[str, Any]:
+        """Chrome Trace Event JSON for Perfetto / chrome://tracing (see ``chrome.py``);
+        ``findings`` (default: ``self.findings()``) become instants."""
         from .chrome import to_chrome_trace
-        return to_chrome_trace(self)
+        return to_chrome_trace(self, findings)
 
-    def save_chrome_trace(self, path: str | os.PathLike[str]) -> None:
-        """Write ``to_chrome_trace()`` as JSON."""
+    def save_chrome_trace(self, path: str | os.PathLike[str],
+                          findings: list[Any] | None = None) -> None:
+        """Write ``to_chrome_trace(findings)`` as JSON."""
         buf = io.StringIO()
-        json.dump(self.to_chrome_trace(), buf, separators=(",", ":"))
+        json.dump(self.to_chrome_trace(findings), buf, separators=(",", ":"))
         with open(path, "w", encoding="utf-8") as fh:
             fh.write(buf.getvalue())

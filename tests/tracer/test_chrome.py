@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import threading
 from collections import Counter, defaultdict
+from decimal import Decimal
 from itertools import pairwise
 from pathlib import Path
 from types import ModuleType
@@ -15,7 +16,9 @@ import pytest
 
 import acl_lab
 from acl_lab.runtime.session import Session
+from acl_lab.tracer.chrome import EDGE_FLOW_BASE, LAUNCH_FLOW_BASE
 from acl_lab.tracer.trace import Trace
+from tests.tracer import export_scenarios
 
 ACL_MEM_MALLOC_NORMAL_ONLY = 2
 ACL_MEMCPY_HOST_TO_DEVICE = 1
@@ -291,71 +294,91 @@ def test_copy_tasks_are_named_by_direction(traced: tuple[Trace, dict[str, Any]])
 
 
 # --------------------------------------------------------------------------- flows
+def flow_pairs(doc: dict[str, Any]) -> dict[int, dict[str, dict[str, Any]]]:
+    """Flow id -> {"s": start event, "f": end event}; fails on a repeated phase."""
+    out: dict[int, dict[str, dict[str, Any]]] = defaultdict(dict)
+    for e in doc["traceEvents"]:
+        if e["ph"] in ("s", "t", "f"):
+            assert e["ph"] not in out[e["id"]], f"flow {e['id']} has two {e['ph']} events"
+            out[e["id"]][e["ph"]] = e
+    return out
+
+
+def bound_slice(doc: dict[str, Any], e: dict[str, Any]) -> dict[str, Any]:
+    """The slice a flow point binds to: the innermost X on its track open at its ts."""
+    cands = [x for x in events(doc, "X") if (x["pid"], x["tid"]) == (e["pid"], e["tid"])
+             and x["ts"] <= e["ts"] <= end_of(x)]
+    assert cands, f"no slice encloses flow point {e}"
+    return min(cands, key=lambda x: (x["dur"], -x["ts"]))
+
+
 def test_launch_flows_link_calls_to_tasks(traced: tuple[Trace, dict[str, Any]]) -> None:
-    """Each call that enqueued a task has bind_id + flow_out; its task has the same + flow_in."""
+    """Each task that starts after its call returned has one launch arrow whose start binds to
+    the call's slice and whose end (``bp: e``) binds to the task's slice."""
     trace, doc = traced
-    api = {e["args"]["call_id"]: e for e in events(doc, "X") if e.get("cat") == "api"}
-    task_x = {e["args"]["task_id"]: e for e in events(doc, "X") if e.get("cat") == "task"}
+    pairs = flow_pairs(doc)
     checked = 0
     for t in range(trace.tasks.rows):
+        c = int(trace.tasks["call"][t])
         if int(trace.tasks["end_ns"][t]) < 0:
             continue
-        call = api[int(trace.tasks["call"][t])]
-        tx = task_x[t]
-        assert call.get("flow_out") is True, call
-        assert tx.get("flow_in") is True, tx
-        assert "bind_id" in call and "bind_id" in tx
-        assert call["bind_id"] == tx["bind_id"], (call, tx)
+        fid = LAUNCH_FLOW_BASE + t
+        if int(trace.tasks["start_ns"][t]) < int(trace.calls["end_ns"][c]):
+            assert fid not in pairs  # a synchronous copy runs inside its call
+            continue
+        assert sorted(pairs[fid]) == ["f", "s"], pairs.get(fid)
+        src, dst = bound_slice(doc, pairs[fid]["s"]), bound_slice(doc, pairs[fid]["f"])
+        assert src["cat"] == "api" and src["args"]["call_id"] == c
+        assert dst["cat"] == "task" and dst["args"]["task_id"] == t
+        assert pairs[fid]["f"].get("bp") == "e"
         checked += 1
     assert checked >= 8
 
 
-def test_launch_flow_ids_are_unique_per_call(traced: tuple[Trace, dict[str, Any]]) -> None:
-    """No two calls share a flow_out bind_id (each arrow has one source)."""
+def test_every_flow_has_one_start_and_one_end(traced: tuple[Trace, dict[str, Any]]) -> None:
+    """No flow id is used twice (Perfetto's flow_duplicate_id) or left open
+    (flow_end_without_start): each has exactly one ``s`` and one ``f``."""
     _, doc = traced
-    outs = [e["bind_id"] for e in events(doc, "X") if e.get("flow_out")]
-    assert len(outs) == len(set(outs))
+    pairs = flow_pairs(doc)
+    assert pairs
+    for fid, ph in pairs.items():
+        assert sorted(ph) == ["f", "s"], (fid, ph)
+    assert not any("bind_id" in e for e in doc["traceEvents"])
 
 
-def test_flow_ids_are_ints_below_2_53(traced: tuple[Trace, dict[str, Any]]) -> None:
-    """Every flow id (``bind_id``, and ``id`` of s/f events) is an int in [0, 2**53)."""
+def test_flow_ids_are_large_ints_below_2_53(traced: tuple[Trace, dict[str, Any]]) -> None:
+    """Every flow id is an int in [2**32, 2**53): far from the small ids Perfetto hands out for
+    its own flows, and exact in JavaScript."""
     _, doc = traced
-    ids = [e["bind_id"] for e in doc["traceEvents"] if "bind_id" in e]
-    ids += [e["id"] for e in doc["traceEvents"] if e["ph"] in ("s", "t", "f")]
+    ids = [e["id"] for e in doc["traceEvents"] if e["ph"] in ("s", "t", "f")]
     assert ids
     for i in ids:
-        assert type(i) is int and 0 <= i < FLOW_ID_LIMIT, i
+        assert type(i) is int and 1 << 32 <= i < FLOW_ID_LIMIT, i
 
 
-def test_record_wait_flows_pair_up(traced: tuple[Trace, dict[str, Any]]) -> None:
-    """Each record->wait flow id has exactly one ``s`` and one ``f``, on stream tracks."""
+def test_record_wait_flows_link_record_to_wait(traced: tuple[Trace, dict[str, Any]]) -> None:
+    """Each record->wait edge is one arrow from the record's slice to its wait's (or to the
+    wait's ``event set`` child), on stream tracks."""
     trace, doc = traced
-    phases: dict[int, list[str]] = defaultdict(list)
-    flow_events = [e for e in doc["traceEvents"] if e["ph"] in ("s", "t", "f")]
-    for e in flow_events:
-        phases[e["id"]].append(e["ph"])
-    assert len(phases) == trace.edges.rows >= 1
-    for fid, ph in phases.items():
-        assert sorted(ph) == ["f", "s"], (fid, ph)
+    pairs = flow_pairs(doc)
+    assert trace.edges.rows >= 1
     tracks = task_tids(doc)
-    for e in flow_events:
-        assert (e["pid"], e["tid"]) in tracks, e
-        assert isinstance(e.get("cat"), str) and isinstance(e.get("name"), str)
+    for j in range(trace.edges.rows):
+        r, w = int(trace.edges["record"][j]), int(trace.edges["wait"][j])
+        ph = pairs[EDGE_FLOW_BASE + j]
+        assert bound_slice(doc, ph["s"])["args"]["task_id"] == r
+        assert bound_slice(doc, ph["f"])["args"]["task_id"] == w
+        for e in ph.values():
+            assert (e["pid"], e["tid"]) in tracks, e
 
 
-def test_record_wait_flow_source_precedes_target(traced: tuple[Trace, dict[str, Any]]) -> None:
-    """The ``s`` of a record->wait flow is no later than its ``f``."""
+def test_no_arrow_points_back_in_time(traced: tuple[Trace, dict[str, Any]]) -> None:
+    """Perfetto draws an arrow from its source slice's end to its target slice's start: the
+    target never starts before the source ends."""
     _, doc = traced
-    start: dict[int, float] = {}
-    finish: dict[int, float] = {}
-    for e in doc["traceEvents"]:
-        if e["ph"] == "s":
-            start[e["id"]] = e["ts"]
-        elif e["ph"] == "f":
-            finish[e["id"]] = e["ts"]
-    assert start and start.keys() == finish.keys()
-    for fid in start:
-        assert start[fid] <= finish[fid] + TOL_US
+    for fid, ph in flow_pairs(doc).items():
+        src, dst = bound_slice(doc, ph["s"]), bound_slice(doc, ph["f"])
+        assert dst["ts"] >= end_of(src) - TOL_US, (fid, src, dst)
 
 
 # --------------------------------------------------------------------------- counters
@@ -405,3 +428,192 @@ def test_export_does_not_change_the_trace(traced: tuple[Trace, dict[str, Any]]) 
     """Exporting twice gives the same document (a pure function of the trace)."""
     trace, doc = traced
     assert trace.to_chrome_trace() == doc
+
+
+# --------------------------------------------------------------------------- exact times
+def decimal_of(v: Any) -> Decimal:
+    """The exact decimal a JSON number means, as the text ``json.dumps`` writes."""
+    return Decimal(json.dumps(v))
+
+
+def test_times_are_exact_decimals_of_integer_ns(traced: tuple[Trace, dict[str, Any]]) -> None:
+    """Each ``ts``/``dur`` is written as the exact decimal of integer ns / 1000 (at most 3
+    decimals), and each API slice's ``ts`` and ``ts + dur`` are its call's integer times."""
+    trace, doc = traced
+    for e in doc["traceEvents"]:
+        for key in ("ts", "dur"):
+            if key in e:
+                d = decimal_of(e[key]) * 1000
+                assert d == d.to_integral_value(), (key, e)
+    for e in events(doc, "X"):
+        if e.get("cat") == "api":
+            c = e["args"]["call_id"]
+            assert decimal_of(e["ts"]) * 1000 == int(trace.calls["start_ns"][c])
+            assert (decimal_of(e["ts"]) + decimal_of(e["dur"])) * 1000 == int(
+                trace.calls["end_ns"][c])
+
+
+@pytest.fixture(scope="module")
+def blocked() -> tuple[Trace, dict[str, Any]]:
+    """A wait that started before its record finished, and its export."""
+    trace = export_scenarios.traced(export_scenarios.blocked_wait)
+    return trace, trace.to_chrome_trace()
+
+
+def test_blocked_wait_arrow_ends_on_event_set(blocked: tuple[Trace, dict[str, Any]]) -> None:
+    """The wait started before the record ended; its arrow ends on an ``event set`` child that
+    starts exactly where the record ends and ends exactly where the wait ends (in decimals)."""
+    trace, doc = blocked
+    (j,) = range(trace.edges.rows)
+    r, w = int(trace.edges["record"][j]), int(trace.edges["wait"][j])
+    assert int(trace.tasks["start_ns"][w]) < int(trace.tasks["end_ns"][r])  # really blocked
+    ph = flow_pairs(doc)[EDGE_FLOW_BASE + j]
+    src, dst = bound_slice(doc, ph["s"]), bound_slice(doc, ph["f"])
+    wait = next(e for e in events(doc, "X") if e["args"].get("task_id") == w
+                and e["name"] == "event_wait")
+    assert dst["name"] == "event set" and dst["args"]["task_id"] == w
+    assert decimal_of(dst["ts"]) == decimal_of(src["ts"]) + decimal_of(src["dur"])
+    assert (decimal_of(dst["ts"]) + decimal_of(dst["dur"])
+            == decimal_of(wait["ts"]) + decimal_of(wait["dur"]))
+    assert decimal_of(wait["ts"]) < decimal_of(dst["ts"])
+
+
+# --------------------------------------------------------------------------- deadlocks
+@pytest.fixture(scope="module")
+def deadlocked() -> tuple[Trace, dict[str, Any]]:
+    """An event-cycle deadlock's trace and its export."""
+    trace = export_scenarios.traced(export_scenarios.deadlock)
+    return trace, trace.to_chrome_trace()
+
+
+def test_deadlocked_call_is_a_slice_to_the_end(
+        deadlocked: tuple[Trace, dict[str, Any]]) -> None:
+    """The call that raised DeadlockError lasts to the end of the trace, and an instant on its
+    lane carries the DeadlockError message."""
+    trace, doc = deadlocked
+    (f,) = [f for f in trace.findings() if f.kind == "deadlock"]
+    cid = f.calls[0]
+    end_us = decimal_of(doc["otherData"]["trace_end_ns"]) / 1000
+    call = next(e for e in events(doc, "X") if e.get("args", {}).get("call_id") == cid
+                and e["cat"] == "api")
+    assert decimal_of(call["ts"]) + decimal_of(call["dur"]) == end_us
+    assert call["dur"] > (int(trace.calls["end_ns"][cid]) - int(trace.calls["start_ns"][cid])
+                          ) / 1000  # longer than the 1 µs the emulator spent
+    (inst,) = [e for e in events(doc, "i") if e["name"] == "DeadlockError"]
+    assert (inst["pid"], inst["tid"]) == (call["pid"], call["tid"])
+    assert call["ts"] <= inst["ts"] <= end_of(call)
+    diag = [trace.string(int(m)) for k, m in zip(trace.diags["kind"], trace.diags["message"],
+                                                strict=True) if trace.string(int(k)) == "deadlock"]
+    assert inst["args"]["message"] == diag[0] and "eadlock" in diag[0]
+
+
+def test_stuck_tasks_are_shown(deadlocked: tuple[Trace, dict[str, Any]]) -> None:
+    """Each stuck stream's first unfinished task is a slice to the end of the trace (the
+    stuck wait is not dropped); tasks queued behind it are instants."""
+    trace, doc = deadlocked
+    unfinished = [t for t in range(trace.tasks.rows) if int(trace.tasks["end_ns"][t]) < 0]
+    streams = {int(trace.tasks["stream"][t]) for t in unfinished}
+    assert len(streams) == 2  # both streams of the cycle
+    end = doc["otherData"]["trace_end_ns"] / 1000
+    slices = [e for e in events(doc, "X") if e["args"].get("unfinished") and e["cat"] == "task"]
+    assert len(slices) == len(streams)
+    assert all(abs(end_of(e) - end) < TOL_US and "never finished" in e["name"] for e in slices)
+    assert {e["name"].split()[0] for e in slices} == {"event_wait"}
+    queued = [e for e in events(doc, "i") if "queued" in e["name"]]
+    shown = {e["args"]["task_id"] for e in slices + queued}
+    assert shown == set(unfinished)
+
+
+def test_every_finding_is_an_instant(deadlocked: tuple[Trace, dict[str, Any]]) -> None:
+    """One instant per finding, with its message, on the lane of its first call."""
+    trace, doc = deadlocked
+    findings = trace.findings()
+    assert len(findings) >= 2
+    inst = [e for e in events(doc, "i") if e.get("cat") == "finding"]
+    assert [e["args"]["message"] for e in inst] == [f.message for f in findings]
+    for f, e in zip(findings, inst, strict=True):
+        c = f.calls[0]
+        assert e["tid"] == int(trace.calls["thread"][c]) + 1
+        assert e["name"] == f"{f.severity}: {f.kind}"
+
+
+def test_deadlock_export_nests_and_pairs(deadlocked: tuple[Trace, dict[str, Any]]) -> None:
+    """The deadlock export keeps the rules: flows paired and forward, slices nested."""
+    _, doc = deadlocked
+    test_every_flow_has_one_start_and_one_end(deadlocked)
+    test_no_arrow_points_back_in_time(deadlocked)
+    test_no_partial_overlap_on_any_track(deadlocked)
+    assert flow_pairs(doc)
+
+
+# --------------------------------------------------------------------------- protobuf
+def decode(data: bytes) -> Any:
+    """Parse a .pftrace with the perfetto package's generated classes."""
+    from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
+    tr = pb.Trace()
+    tr.ParseFromString(data)
+    return tr
+
+
+@pytest.mark.parametrize("which", ["traced", "blocked", "deadlocked"])
+def test_perfetto_protobuf_matches_the_json(which: str, request: pytest.FixtureRequest) -> None:
+    """The protobuf has the JSON's slices (integer ns, begin/end balanced per track, nested),
+    its instants and counters, and each arrow as flow_ids/terminating_flow_ids on the
+    begin events of the same two slices."""
+    from acl_lab.tracer.perfetto import to_perfetto_bytes
+    trace, doc = request.getfixturevalue(which)
+    tr = decode(to_perfetto_bytes(trace))
+    names = {}
+    for p in tr.packet:
+        if p.HasField("track_descriptor"):
+            names[p.track_descriptor.uuid] = p.track_descriptor
+    stacks: dict[int, list[tuple[int, str]]] = defaultdict(list)
+    slices: list[tuple[int, int, str]] = []
+    outs: dict[int, str] = {}
+    ins: dict[int, str] = {}
+    instants = counters = 0
+    last_ts = 0
+    for p in tr.packet:
+        if not p.HasField("track_event"):
+            continue
+        te = p.track_event
+        assert te.track_uuid in names, "an event on an undeclared track"
+        assert p.timestamp >= last_ts  # in time order
+        last_ts = p.timestamp
+        if te.type == te.TYPE_SLICE_BEGIN:
+            stacks[te.track_uuid].append((p.timestamp, te.name))
+            for fid in te.flow_ids:
+                outs[fid] = te.name
+            for fid in te.terminating_flow_ids:
+                ins[fid] = te.name
+        elif te.type == te.TYPE_SLICE_END:
+            start, name = stacks[te.track_uuid].pop()
+            slices.append((start, p.timestamp, name))
+        elif te.type == te.TYPE_INSTANT:
+            instants += 1
+        elif te.type == te.TYPE_COUNTER:
+            counters += 1
+    assert all(not s for s in stacks.values())
+    xs = events(doc, "X")
+    assert sorted((round(e["ts"] * 1000), round(end_of(e) * 1000), e["name"]) for e in xs) == \
+        sorted(slices)
+    assert instants == len(events(doc, "i"))
+    assert counters == len(events(doc, "C"))
+    pairs = flow_pairs(doc)
+    assert outs.keys() == ins.keys() == pairs.keys()
+    for fid, ph in pairs.items():
+        assert outs[fid] == bound_slice(doc, ph["s"])["name"]
+        assert ins[fid] == bound_slice(doc, ph["f"])["name"]
+
+
+def test_export_cli_writes_both_formats(tmp_path: Path,
+                                       deadlocked: tuple[Trace, dict[str, Any]]) -> None:
+    """``acl-lab export TRACE --chrome J --perfetto P`` writes the JSON and the protobuf."""
+    from acl_lab.cli import main
+    trace, doc = deadlocked
+    saved = tmp_path / "t.acltrace"
+    trace.save(saved)
+    j, p = tmp_path / "t.json", tmp_path / "t.pftrace"
+    assert main(["export", str(saved), "--chrome", str(j), "--perfetto", str(p)]) == 0
+    assert json.loads(j.read_text())["traceEvents"]
+    assert len(decode(p.read_bytes()).packet) > len(events(doc, "X"))
