@@ -96,7 +96,7 @@ def show(report: Report, *, auto: bool = False) -> None:
     else:
         display(HTML(report.to_html(include_figures=False)))
         for r in report.failed:
-            if r.item.view is not None:
+            if r.view is not None:
                 fig = _safe_figure(report, r.item.id)
                 if fig is not None:
                     display(fig)

@@ -207,8 +207,10 @@ def _visible(p: Path) -> bool:
 
 
 def default_release_dir() -> Path:
-    """The repository's ``exercises/`` folder (the released starter notebooks)."""
-    return Path(__file__).resolve().parent.parent.parent / "exercises"
+    """The course's ``exercises/`` folder (the released starter notebooks): the copy shipped
+    in the package, or the repository's in a checkout (``acl_lab.course``)."""
+    from ..course import course_dir
+    return course_dir("exercises")
 
 
 def _declared(path: Path, release: Path | None) -> tuple[list[str], str | None]:
@@ -421,8 +423,12 @@ def grade_exercise_folder(ex: Exercise, seed: int, folder: Path,
             result = _worker.decode_result(doc.get("result", {"t": "v", "v": None}), folder)
         except (OSError, ValueError) as e:
             return None, f"the grading process wrote an invalid result: {e}"
+    try:
+        landed = _worker.load_landed(folder)
+    except ValueError as e:
+        return None, f"the grading process wrote an invalid record of the copies back: {e}"
     run = Run(exercise=ex.id, seed=seed, result=result, error=error, timed_out=timed_out,
-              trace=trace, findings=findings, violations=tuple(violations))
+              trace=trace, findings=findings, violations=tuple(violations), landed=landed)
     return grade_run(ex, run), None
 
 

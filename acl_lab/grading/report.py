@@ -23,6 +23,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from .rubric import Exercise, Item, Run, get_exercise
 
 #: Plotly config for embedded figures: no logo link, no network.
@@ -41,12 +43,20 @@ class ItemResult:
         passed: whether its predicate held.
         reason: the predicate's reason, verbatim (or "rubric error: ..." / the violation).
         points_awarded: ``item.points`` when passed, else 0.
+        gate_view: the view of the finding that failed the whole part (the findings
+            gate), shown instead of the item's own view; None otherwise.
     """
 
     item: Item
     passed: bool
     reason: str
     points_awarded: int
+    gate_view: str | None = None
+
+    @property
+    def view(self) -> str | None:
+        """The view shown when the item failed: the gate's, else the item's."""
+        return self.gate_view or self.item.view
 
     @property
     def status(self) -> str:
@@ -63,12 +73,15 @@ class Report:
         seed: the seed of the run.
         results: one ``ItemResult`` per rubric item, in rubric order.
         run: the ``Run`` that was judged (its trace draws the figures).
+        gate: why every item of the part scores 0 (``gate``, or the integrity
+            violations), or None when the items were judged one by one.
     """
 
     exercise: Exercise
     seed: int
     results: tuple[ItemResult, ...]
     run: Run
+    gate: str | None = None
 
     # ------------------------------------------------------------------ summary
     @property
@@ -127,6 +140,8 @@ class Report:
         lines = [f"Exercise {self.exercise.id}: {self.exercise.title}", self.summary()]
         if self.run.violations:
             lines.append("Integrity violation: " + "; ".join(self.run.violations))
+        elif self.gate:
+            lines.append("Every item scores 0: " + self.gate)
         lines.append(self.outcome())
         for r in self.results:
             mark = "PASS" if r.passed else "FAIL"
@@ -160,7 +175,7 @@ class Report:
         Raises:
             KeyError: no such item.
         """
-        view = self.result(item_id).item.view
+        view = self.result(item_id).view
         return None if view is None else view_figure(self.run, view)
 
     # ------------------------------------------------------------------ HTML
@@ -189,6 +204,9 @@ class Report:
         if self.run.violations:
             parts.append(f'<div class="acl-lab-violation" style="color:{_FAIL_COLOUR}">'
                          f"Integrity violation: {_esc('; '.join(self.run.violations))}</div>")
+        elif self.gate:
+            parts.append(f'<div class="acl-lab-gate" style="color:{_FAIL_COLOUR};'
+                         f'white-space:pre-wrap">Every item scores 0: {_esc(self.gate)}</div>')
         colour = _FAIL_COLOUR if self.run.error is not None else "#5d6d7e"
         parts.append(f'<div class="acl-lab-outcome" style="color:{colour};'
                      f'white-space:pre-wrap">{_esc(self.outcome())}</div>')
@@ -227,14 +245,15 @@ class Report:
             if r.item.hint:
                 out.append(f'<div class="acl-lab-hint" style="color:#5d6d7e">'
                            f"<b>Hint:</b> {_esc(r.item.hint)}</div>")
-            if include_figures and r.item.view is not None:
-                fig_html, used_js = self._figure_html(r.item, plotlyjs)
+            if include_figures and r.view is not None:
+                fig_html, used_js = self._figure_html(r, plotlyjs)
                 out.append(fig_html)
         out.append("</li>")
         return "\n".join(out), used_js
 
-    def _figure_html(self, item: Item, plotlyjs: bool) -> tuple[str, bool]:
-        view = item.view or ""
+    def _figure_html(self, r: ItemResult, plotlyjs: bool) -> tuple[str, bool]:
+        item = r.item
+        view = r.view or ""
         try:
             fig = self.figure(item.id)
         except Exception as exc:  # a view bug must not hide the feedback
@@ -263,8 +282,11 @@ def grade_run(ex: Exercise | str, run: Run) -> Report:
     """Evaluate every rubric item of ``ex`` on ``run``.
 
     A predicate that raises (or returns something other than ``(bool, str)``) fails its
-    item with the reason ``"rubric error: ..."``. When ``run.violations`` is non-empty every
-    item fails with the violations as its reason and 0 points.
+    item with the reason ``"rubric error: ..."``. These fail every item of the part, with
+    the cause as each item's reason (``gate``): integrity violations; for an exercise that
+    ``needs_device``, an exception, a time-out, a ``None`` result or no ACL call at all; and
+    a warning or error finding that no item claims and the exercise does not waive (the
+    findings gate: the finding's own explanation, and its view).
 
     Raises:
         ValueError: ``run`` is a run of another exercise.
@@ -275,9 +297,59 @@ def grade_run(ex: Exercise | str, run: Run) -> Report:
     if run.violations:
         why = "; ".join(run.violations)
         results = tuple(ItemResult(item, False, why, 0) for item in exercise.items)
-    else:
-        results = tuple(_judge(item, run) for item in exercise.items)
-    return Report(exercise, run.seed, results, run)
+        return Report(exercise, run.seed, results, run, gate=why)
+    judged = tuple(_judge(item, run) for item in exercise.items)
+    gated = gate(exercise, run)
+    if gated is None:
+        return Report(exercise, run.seed, judged, run)
+    why, view = gated
+    # Every item scores 0; an item that failed on its own keeps its specific reason, one
+    # that would have passed gets the gate's.
+    results = tuple(ItemResult(r.item, False, r.reason if not r.passed else why, 0, view)
+                    for r in judged)
+    return Report(exercise, run.seed, results, run, gate=why)
+
+
+#: The view that shows a finding of each kind (the timeline for the others).
+FINDING_VIEWS = {"leak": "memory_map", "size_mismatch": "memory_map",
+                 "uninitialized_read": "memory_map", "misaligned_host_buffer": "memory_map",
+                 "race": "race_view", "deadlock": "wait_graph"}
+#: Severities the findings gate stops on.
+GATED_SEVERITIES = ("error", "warning")
+
+
+def gate(ex: Exercise, run: Run) -> tuple[str, str | None] | None:
+    """Why every item of ``ex`` fails on ``run``, and the view to show; None when the items
+    are judged one by one.
+
+    In order: integrity violations; for an exercise that ``needs_device``, no result (a
+    time-out, an exception, ``None``) and a trace without any ACL call; then the findings
+    gate: the first warning or error finding whose kind no item claims and the exercise
+    does not waive.
+    """
+    if run.violations:
+        return "; ".join(run.violations), None
+    if ex.needs_device:
+        why = run.no_result()
+        if why is not None:
+            return f"{why}, so no item of this part can pass", "timeline"
+        if run.result is None:
+            return ("your function returned None: there is no result to judge, so no item "
+                    "of this part can pass"), None
+        calls = run.trace.calls
+        names = {run.trace.string(int(n)) for n in np.unique(calls["name"])} \
+            if calls.rows else set()
+        if not any(n.startswith("acl.") for n in names):
+            return ("no ACL call in the trace: the work this part asks for never ran on "
+                    "the (emulated) device, so no item can pass"), None
+    claimed = ex.claimed()
+    for f in run.findings:
+        if f.severity in GATED_SEVERITIES and f.kind not in claimed:
+            where = f" at {f.file}:{f.line}" if f.file else ""
+            return (f"the trace holds a {f.severity} finding this part does not accept, so "
+                    f"no item can pass until it is fixed: {f.kind}{where}: {f.message}",
+                    FINDING_VIEWS.get(f.kind, "timeline"))
+    return None
 
 
 def _judge(item: Item, run: Run) -> ItemResult:

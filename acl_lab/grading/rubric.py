@@ -49,6 +49,9 @@ class Run:
         violations: integrity problems the grader detected (the submission modified
             ``acl_lab``, read the solutions, ended the process...). Any violation fails
             every item; ``check()`` in a notebook leaves it empty.
+        landed: the bytes every device-to-host copy delivered, as ``(task row, bytes)``
+            in the order they landed (``provenance.LandedLog``); result items compare the
+            returned values with them (``provenance.from_device``).
     """
 
     exercise: str
@@ -59,6 +62,7 @@ class Run:
     trace: Trace
     findings: tuple[Finding, ...]
     violations: tuple[str, ...] = ()
+    landed: tuple[tuple[int, bytes], ...] = ()
 
     def of_kind(self, *kinds: str) -> list[Finding]:
         """The findings of the given kinds (e.g. ``run.of_kind("leak")``)."""
@@ -96,6 +100,9 @@ class Item:
         check: the predicate ``Run -> (passed, reason)``.
         hint: a nudge that does not give the answer away, shown when it fails.
         view: the view that shows the problem when it fails (one of ``VIEWS``), or None.
+        claims: the finding kinds this item judges (``"leak"``...). A warning or error
+            finding that no item of the exercise claims (or waives) fails the whole part
+            (``report.grade_run``'s findings gate).
     """
 
     id: str
@@ -104,6 +111,7 @@ class Item:
     check: Callable[[Run], Verdict]
     hint: str
     view: str | None = None
+    claims: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.view is not None and self.view not in VIEWS:
@@ -126,6 +134,11 @@ class Exercise:
         profile: device profile of the fresh Session.
         time_limit: real seconds the function may run.
         device_count: devices of the fresh Session.
+        waives: ``(finding kind, why)`` pairs: kinds the findings gate lets through because
+            the exercise is about another lesson; ``why`` says so (shown when it applies).
+        needs_device: the part must make ACL calls and return a value: no ACL call, a
+            ``None`` result or an exception fails every item (``report.grade_run``).
+            Only the grader's own test rubrics turn it off.
     """
 
     id: str
@@ -136,11 +149,18 @@ class Exercise:
     profile: str = "Ascend310P3"
     time_limit: float = 30.0
     device_count: int = 1
+    waives: tuple[tuple[str, str], ...] = ()
+    needs_device: bool = True
 
     @property
     def points(self) -> int:
         """The total points of the rubric."""
         return sum(i.points for i in self.items)
+
+    def claimed(self) -> frozenset[str]:
+        """Finding kinds some item claims or the exercise waives (the gate lets them pass)."""
+        return frozenset(k for it in self.items for k in it.claims) | frozenset(
+            k for k, _ in self.waives)
 
 
 _EXERCISES: dict[str, Exercise] = {}

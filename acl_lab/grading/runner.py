@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..runtime.session import Session, current_session, set_current_session
+from .provenance import LandedLog
 from .rubric import Exercise, Run, get_exercise
 
 #: Seconds a multi-threaded emulator wait may make no progress before it is a deadlock.
@@ -48,6 +49,7 @@ class _Attempt:
     """What the worker thread reports back to the grading thread."""
 
     session: Session | None = None
+    landed: LandedLog | None = None
     setup_error: BaseException | None = None
     in_fn: bool = False
     returned: bool = False
@@ -79,7 +81,8 @@ def run_exercise(ex: Exercise | str, fn: Callable[..., Any], *, seed: int | None
 
     Returns:
         The ``Run``: result or error text, ``timed_out``, the frozen trace (leaks recorded by
-        ``Session.finish()``) and its findings. ``violations`` is empty.
+        ``Session.finish()``), its findings and the bytes the copies back delivered
+        (``landed``). ``violations`` is empty.
 
     Raises:
         Exception: whatever ``ex.make_args`` (or creating the Session) raised: a rubric bug,
@@ -124,7 +127,9 @@ def run_exercise(ex: Exercise | str, fn: Callable[..., Any], *, seed: int | None
         result = None
     else:
         error, result = state.error, (state.result if state.returned else None)
-    return Run(exercise.id, seed, result, error, timed_out, trace, tuple(trace.findings()))
+    landed = tuple(state.landed.landed) if state.landed is not None else ()
+    return Run(exercise.id, seed, result, error, timed_out, trace, tuple(trace.findings()),
+               landed=landed)
 
 
 def _work(ex: Exercise, fn: Callable[..., Any], seed: int, state: _Attempt,
@@ -135,6 +140,8 @@ def _work(ex: Exercise, fn: Callable[..., Any], seed: int, state: _Attempt,
             session = Session(profile=ex.profile, device_count=ex.device_count,
                               watchdog=WATCHDOG_S)
             state.session = session
+            state.landed = LandedLog()
+            session.hooks.subscribe(state.landed)
             set_current_session(session)
             import acl_lab
 

@@ -29,8 +29,8 @@ def report_widget(report: Report) -> Any:
     # timeline, captioned with all three.
     by_view: dict[str, list[Any]] = {}
     for r in report.failed:
-        if r.item.view is not None:
-            by_view.setdefault(r.item.view, []).append(r)
+        if r.view is not None:
+            by_view.setdefault(r.view, []).append(r)
     for view, results in by_view.items():
         try:
             fig = report.figure(results[0].item.id)

@@ -11,7 +11,8 @@ The seeds are drawn by the parent. This module is the untrusted side of the trus
 it executes the learner's code and only *records*. For each exercise ``i`` it writes into
 ``out/ex<i>/`` the trace (``trace.acltrace``), the returned arrays (``a<k>.npy``, saved with
 ``allow_pickle=False``) and, last and atomically, ``result.json`` (the rest of the result as
-JSON, the error, ``timed_out`` and the integrity violations seen so far). The parent loads the
+JSON, the error, ``timed_out`` and the integrity violations seen so far), with the bytes every
+device-to-host copy delivered (``landed.npy``, ``landed_index.npy``). The parent loads the
 trace strictly, recomputes the findings, rebuilds the ``Run`` with its own seed and grades it;
 nothing the child claims about points, findings or seeds is read.
 
@@ -70,6 +71,8 @@ EXIT_BAD_JOB = 87
 RESULT_FILE = "result.json"
 TRACE_FILE = "trace.acltrace"
 NOTEBOOK_FILE = "notebook.json"
+LANDED_FILE = "landed.npy"
+LANDED_INDEX_FILE = "landed_index.npy"
 #: Written just before the learner's code runs: a child that dies without it failed in the
 #: grader's own start-up (the instructor's problem, not the learner's).
 READY_FILE = "ready.json"
@@ -138,7 +141,10 @@ def solution_dirs(extra: Iterable[str] = ()) -> list[str]:
     the ones in ``ACL_LAB_SOLUTIONS_DIR`` and ``extra``; resolved, existing or not."""
     import acl_lab
 
-    found = [str(Path(acl_lab.__file__).resolve().parent.parent / "solutions")]
+    from acl_lab.course import SHIPPED
+
+    found = [str(Path(acl_lab.__file__).resolve().parent.parent / "solutions"),
+             str(SHIPPED / "solutions")]  # the copy a wheel ships as package data
     found += [p for p in os.environ.get(SOLUTIONS_ENV, "").split(os.pathsep) if p]
     found += list(extra)
     out: list[str] = []
@@ -503,6 +509,42 @@ def decode_result(node: Any, folder: Path) -> Any:
     return dec(node, 0)
 
 
+def save_landed(landed: Iterable[tuple[int, bytes]], folder: Path) -> None:
+    """Write the bytes the copies back delivered: ``landed.npy`` (all of them, uint8) and
+    ``landed_index.npy`` (``(task row, length)`` per copy, int64)."""
+    items = list(landed)
+    data = np.frombuffer(b"".join(d for _, d in items), dtype=np.uint8)
+    index = np.asarray([[t, len(d)] for t, d in items], dtype=np.int64).reshape(-1, 2)
+    np.save(folder / LANDED_FILE, data, allow_pickle=False)
+    np.save(folder / LANDED_INDEX_FILE, index, allow_pickle=False)
+
+
+def load_landed(folder: Path) -> tuple[tuple[int, bytes], ...]:
+    """Read what ``save_landed`` wrote, strictly.
+
+    Raises:
+        ValueError: the files are missing, malformed or inconsistent.
+    """
+    try:
+        data = np.load(folder / LANDED_FILE, allow_pickle=False)
+        index = np.load(folder / LANDED_INDEX_FILE, allow_pickle=False)
+    except (OSError, ValueError) as e:
+        raise ValueError(f"landed copies: {e}") from None
+    if data.dtype != np.uint8 or data.ndim != 1 or index.dtype != np.int64 \
+            or index.ndim != 2 or index.shape[1] != 2:
+        raise ValueError("landed copies: bad array types")
+    lengths = index[:, 1]
+    if (lengths < 0).any() or int(lengths.sum()) != data.size:
+        raise ValueError("landed copies: lengths do not add up")
+    raw = data.tobytes()
+    out: list[tuple[int, bytes]] = []
+    pos = 0
+    for task, n in index.tolist():
+        out.append((int(task), raw[pos:pos + n]))
+        pos += n
+    return tuple(out)
+
+
 def _write_json(path: Path, doc: dict[str, Any]) -> None:
     """Write ``doc`` to ``path`` atomically (a complete file or none)."""
     tmp = path.with_name(path.name + ".tmp")
@@ -566,6 +608,7 @@ def main(argv: list[str] | None = None) -> int:
     violations = install_audit_guard(solution_dirs(job.get("solutions", [])),
                                      allowed=[notebook])
     snap, diff, write, encode = snapshot_acl_lab, diff_snapshots, _write_json, encode_result
+    land = save_landed
     before = snap()
     write(out / READY_FILE, {"pid": os.getpid()})
     namespace: dict[str, Any] | None = None
@@ -609,6 +652,7 @@ def main(argv: list[str] | None = None) -> int:
                 write(folder / RESULT_FILE, doc)
                 continue
             run.trace.save(folder / TRACE_FILE)
+            land(run.landed, folder)
             doc["error"] = None if run.error is None else str(run.error)[:20000]
             doc["timed_out"] = bool(run.timed_out)
             try:

@@ -21,6 +21,7 @@ import pytest
 from acl_lab.grading import Report, get_exercise, grade_run, learner_namespace, run_exercise
 from acl_lab.grading.exercises import ex08
 from acl_lab.grading.rubric import VIEWS
+from acl_lab.hostwork import preprocess_ns_of
 
 REPO = Path(__file__).resolve().parents[2]
 NOTEBOOK = "08_capstone.ipynb"
@@ -176,10 +177,15 @@ def test_the_starter_preprocess_matches_the_rubric_reference(starter: dict[str, 
     assert got is out
     np.testing.assert_array_equal(out, ex08.reference_input(jpeg))
     np.testing.assert_array_equal(fresh, out)
-    calls = trace.calls_named("acl_lab.host_work")
+    assert not len(trace.calls_named("acl_lab.host_work")), "no declared host time"
+    calls = trace.calls_named("acl_lab.host_preprocess")
     args = [trace.call_args(int(c)) for c in calls]
-    assert [a[1] for a in args] == [ex08.PREPROCESS_LABEL] * 2
-    assert args[1][0] > args[0][0], "a fresh array should also pay its page faults"
+    assert [a[:3] for a in args] == [[160, 120, 32]] * 2
+    assert args[1][4] > args[0][4], "a fresh array should also pay its page faults"
+    # the charge is the pixels' cost, and the call lasts exactly that long
+    for c, a in zip(calls.tolist(), args, strict=True):
+        want = preprocess_ns_of(160, 120, 32, bool(a[5]))
+        assert a[4] == want == trace.calls["end_ns"][c] - trace.calls["start_ns"][c]
 
 
 # ------------------------------------------------------------------------------ starter
@@ -246,20 +252,20 @@ def test_hard_coded_answer_fails_the_correctness_item() -> None:
 
 
 def test_answer_computed_on_the_host_fails_the_trace_items() -> None:
-    """The right logits computed with numpy, without the device, pass the value check but
-    not the items that read what ran on the device."""
+    """The right logits computed with numpy, without the device, score nothing: not the
+    value check (no copy back delivered them), and the trace items say what never ran."""
     seed = 8
 
     def on_host(model_path: str, jpegs: list[bytes]) -> Any:
         return [v.reshape(1, 10) for v in ex08.expected(seed)]
 
     report = _grade(on_host, seed)
-    assert report.result("correct").passed, report.text()
-    assert _failed(report) == {"load_once", "allocate_once", "latency"}, report.text()
+    assert report.score == 0, report.text()
+    assert "no ACL call in the trace" in (report.gate or ""), report.text()
+    assert "computed on the host" in report.result("correct").reason, report.text()
     assert "no model was loaded" in report.result("load_once").reason
     assert "no model execution succeeded" in report.result("allocate_once").reason
-    assert f"only 0 of the {_n(seed)} pictures went through the notebook's preprocess()" in \
-        report.result("latency").reason
+    assert "the results are wrong" in report.result("latency").reason
 
 
 @pytest.mark.filterwarnings("ignore:numpy_to_ptr will be deprecated")

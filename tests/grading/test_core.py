@@ -94,11 +94,11 @@ SUM = Exercise(
         Item("returns", "returns the sum of the input", 3, returns_sum,
              "copy the result back before reading it"),
         Item("no_leak", "frees every allocation", 2, no_leaks,
-             "every malloc needs a free on every path", view="memory_map"),
+             "every malloc needs a free on every path", view="memory_map", claims=("leak",)),
         Item("async", "copies with memcpy_async, all returning 0", 1, async_copies_ok,
              "use a stream and pinned host memory", view="timeline"),
     ),
-    make_args=make_vector, time_limit=20.0)
+    make_args=make_vector, time_limit=20.0, needs_device=False)
 
 
 def completes(run: Run) -> tuple[bool, str]:
@@ -113,7 +113,7 @@ HANG = Exercise(
     id="t.2", title="Finish without hanging", entry="finish",
     items=(Item("completes", "completes", 1, completes, "who runs the callback?",
                 view="wait_graph"),),
-    time_limit=20.0)
+    time_limit=20.0, needs_device=False)
 
 
 def broken_predicate(run: Run) -> tuple[bool, str]:
@@ -129,7 +129,7 @@ BROKEN = Exercise(
     items=(Item("returns", "returns the sum", 1, returns_sum, "add them up"),
            Item("broken", "a predicate that raises", 1, broken_predicate, "none"),
            Item("shape", "a predicate that returns a bool", 1, not_a_verdict, "none")),
-    make_args=make_vector, time_limit=20.0)
+    make_args=make_vector, time_limit=20.0, needs_device=False)
 
 
 def quotes_result(run: Run) -> tuple[bool, str]:
@@ -140,7 +140,7 @@ ECHO = Exercise(
     id="t.4", title="Quote <the> learner", entry="echo",
     items=(Item("echo", "returns a harmless value", 2, quotes_result, "<b>not bold</b>"),
            Item("fine", "always passes", 1, lambda run: (True, "ok & fine"), "none")),
-    time_limit=20.0)
+    time_limit=20.0, needs_device=False)
 
 
 def bad_args(seed: int) -> tuple[Any, ...]:
@@ -148,7 +148,8 @@ def bad_args(seed: int) -> tuple[Any, ...]:
 
 
 BAD_ARGS = Exercise(id="t.5", title="make_args raises", entry="f",
-                    items=(Item("x", "x", 1, completes, "none"),), make_args=bad_args)
+                    items=(Item("x", "x", 1, completes, "none"),), make_args=bad_args,
+                    needs_device=False)
 
 TEST_EXERCISES = (SUM, HANG, BROKEN, ECHO, BAD_ARGS)
 

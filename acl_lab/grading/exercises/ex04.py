@@ -36,6 +36,7 @@ from ... import zoo
 from ...constants import explain
 from ...runtime.model import OmModel, load_om
 from ...tracer.checks import Finding
+from ..provenance import device_result
 from ..rubric import Exercise, Item, Run, Verdict, register
 
 MODEL = "lenet5"
@@ -225,13 +226,13 @@ register(Exercise(
     make_args=args_041,
     items=(
         Item("correct", "returns LeNet-5's 10 class probabilities for the image scaled to "
-             "[0, 1]", 2, _correct_041,
+             "[0, 1]", 2, device_result(_correct_041, work=("model",)),
              "Print the dtype and nbytes of the array you copy to the device, and compare "
              "them with what the model desc says about input 0.", "memory_map"),
         Item("no_size_mismatch", "no size_mismatch finding: every model buffer has the size "
              "the model desc gives", 2, _no_size_mismatch,
              "Where does the size of your input buffer come from: the data, or the model?",
-             "timeline"),
+             "timeline", claims=("size_mismatch",)),
         Item("execute_ok", "acl.mdl.execute returns 0", 1, _execute_ok,
              "Decode the code with acl_lab.explain(code).", "timeline"),
     ),
@@ -325,9 +326,10 @@ register(Exercise(
         Item("no_leak", f"no leak finding after the {N_REQUESTS} requests, the failing ones "
              "included", 3, _no_leak_042,
              "Follow one malformed request through your code on the memory map: which "
-             "allocation is still live when the function returns?", "memory_map"),
+             "allocation is still live when the function returns?", "memory_map",
+             claims=("leak",)),
         Item("correct", "good requests give LeNet-5's probabilities, malformed ones None", 2,
-             _correct_042,
+             device_result(_correct_042, work=("model",)),
              "Each good request is one image of 784 float32 values; check what your function "
              "returns for it.", "timeline"),
         Item("error_path", "the malformed requests still reach ACL and fail there (the trace "
@@ -422,9 +424,9 @@ register(Exercise(
         Item("no_context_not_set", "no context_not_set (or wrong_context) finding", 2,
              _no_context_not_set,
              "Which thread runs the worker function, and what does that thread have as its "
-             "current context?", "timeline"),
+             "current context?", "timeline", claims=("context_not_set", "wrong_context")),
         Item("correct", "each image gets LeNet-5's probabilities at its own index", 2,
-             _correct_043,
+             device_result(_correct_043, work=("model",)),
              "Results are written by the workers; an image whose calls failed keeps None.",
              "timeline"),
     ),
@@ -520,14 +522,15 @@ register(Exercise(
              "host memory", 2, _finding_free(
                  "pageable_async_copy", "every async copy used page-locked host memory"),
              "Where does the host memory of each memcpy_async come from? Only one kind of "
-             "host memory is page-locked.", "timeline"),
+             "host memory is page-locked.", "timeline", claims=("pageable_async_copy",)),
         Item("aligned", "no misaligned_host_buffer finding: every async copy's host address "
              "is 64-byte aligned", 2, _finding_free(
                  "misaligned_host_buffer", "every async copy's host address was 64-byte "
                  "aligned"),
-             "Print each host address you pass to memcpy_async modulo 64.", "memory_map"),
+             "Print each host address you pass to memcpy_async modulo 64.", "memory_map",
+             claims=("misaligned_host_buffer",)),
         Item("correct", "returns LeNet-5's probabilities for each image of the batch", 2,
-             _correct_044,
+             device_result(_correct_044, work=("model",)),
              "Row i of the result must come from the output slot image i was copied to.",
              "timeline"),
         Item("async", "the copies stay asynchronous: acl.rt.memcpy_async on the stream, both "

@@ -20,6 +20,7 @@ import numpy as np
 
 from ...tracer.checks import Finding
 from ...tracer.schema import TASK_KINDS
+from ..provenance import device_result
 from ..rubric import Exercise, Item, Run, Verdict, register
 
 #: objects.kind numbers of contexts and streams (acl_lab.runtime.objects)
@@ -196,10 +197,13 @@ def check_cleanup(run: Run) -> Verdict:
     """No ``leak`` finding for a stream or a context (set_device without reset included)."""
     trace = run.trace
     kinds = trace.objects["kind"]
-    for f in run.of_kind("leak"):
+    leaks = run.of_kind("leak")
+    for f in leaks:
         objs = f.ids.get("objects", ())
         if any(int(kinds[o]) in (_CONTEXT, _STREAM) for o in objs):
             return False, first_sentence(f.message)
+    if leaks:  # this item claims every leak for the findings gate: memory ones too
+        return False, first_sentence(leaks[0].message)
     made = {name: len(ok_calls(trace, f"acl.rt.{name}"))
             for name in ("create_stream", "create_context")}
     if made["create_stream"] == 0 and made["create_context"] == 0:
@@ -215,14 +219,15 @@ EXERCISE = register(Exercise(
     make_args=make_args,
     time_limit=30.0,
     items=(
-        Item("correct", "Every worker's result is a + b for its pair", 4, check_correct,
+        Item("correct", "Every worker's result is a + b for its pair", 4,
+             device_result(check_correct),
              "Run one pair by hand first. Then check what each worker returns, and in which "
              "slot of the result list it lands.", "timeline"),
         Item("contexts", "No thread runs without its context (no context_not_set or "
              "wrong_context finding)", 3, check_contexts,
              "The current context belongs to a thread, not to the program. For each worker, "
              "ask which call made a context current in that very thread before its first "
-             "ACL call.", "timeline"),
+             "ACL call.", "timeline", claims=("context_not_set", "wrong_context")),
         Item("threads", "One worker thread per pair, each queuing its Add on its own stream "
              "in its own context", 2, check_threads,
              "Count the thread lanes that have device work under them on the timeline.",
@@ -230,6 +235,6 @@ EXERCISE = register(Exercise(
         Item("cleanup", "Every stream and context is destroyed and the device reset", 1,
              check_cleanup,
              "Whoever creates a stream or context destroys it: streams first, then their "
-             "context, then reset the device.", "timeline"),
+             "context, then reset the device.", "timeline", claims=("leak",)),
     ),
 ))

@@ -24,12 +24,15 @@ from ...runtime.session import Session, current_session, set_current_session
 from ...tracer.analysis import overlap_summary
 from ...tracer.checks import Finding
 from ...tracer.schema import TASK_KINDS
+from ..provenance import device_result
 from ..rubric import Exercise, Item, Run, Verdict, register
 from .ex05 import first_sentence
 
 _H2D = TASK_KINDS.index("H2D")
 _D2H = TASK_KINDS.index("D2H")
 _KERNEL = TASK_KINDS.index("kernel")
+#: findings the ``no_race`` items judge (claimed for the findings gate)
+RACE_KINDS = ("race", "wait_before_record")
 #: the throughput item's target: pipeline throughput / synchronous throughput
 TARGET_SPEEDUP = 2.0
 
@@ -166,7 +169,7 @@ EXERCISE_1 = register(Exercise(
     make_args=make_args_1,
     time_limit=30.0,
     items=(
-        Item("correct", "The function returns a + b", 3, check_correct_1,
+        Item("correct", "The function returns a + b", 3, device_result(check_correct_1),
              "Look at what the copy back reads, and when, compared with when the Add writes "
              "its output.", "timeline"),
         Item("ordered", "The copy back runs on the second stream, after an event recorded "
@@ -175,7 +178,8 @@ EXERCISE_1 = register(Exercise(
              "another stream can be told to wait for it.", "timeline"),
         Item("no_race", "No race between the two streams", 3, race_verdict,
              "Find the two tasks in the race view: which one must finish before the other "
-             "starts, and what would tell the second stream so?", "race_view"),
+             "starts, and what would tell the second stream so?", "race_view",
+             claims=RACE_KINDS),
     ),
 ))
 
@@ -330,13 +334,15 @@ EXERCISE_2 = register(Exercise(
     make_args=make_args_2,
     time_limit=60.0,
     items=(
-        Item("correct", "Every output is its batch + bias, in order", 3, check_correct_2,
+        Item("correct", "Every output is its batch + bias, in order", 3,
+             device_result(check_correct_2),
              "Check which buffers a batch uses while the batch before it may still be in "
              "flight, on the device and on the host.", "timeline"),
         Item("no_race", "No race between the streams", 2,
              race_verdict,
              "Two batches in flight must never share a buffer unless something orders "
-             "them; the race view shows which two tasks collide.", "race_view"),
+             "them; the race view shows which two tasks collide.", "race_view",
+             claims=RACE_KINDS),
         Item("throughput", f"At least {TARGET_SPEEDUP:g}x the throughput of the synchronous "
              "version (virtual time)", 4, check_throughput,
              "On the overlap figure, is the copy-in of one batch running while another "

@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from ..provenance import device_result
 from ..rubric import Exercise, Item, Run, Verdict, register
 from .ex05 import first_sentence, ok_calls, thread_label
 from .ex06 import outputs_match, race_text
@@ -130,11 +131,11 @@ EXERCISE_1 = register(Exercise(
              "must act for the stream to move on, and what is that thread doing?",
              "wait_graph"),
         Item("correct", "The callbacks collect x + x for every batch, in order", 2,
-             check_correct_1, "Check what each callback reads, and from which buffer.",
+             device_result(check_correct_1), "Check what each callback reads, and from which buffer.",
              "timeline"),
         Item("no_deadlock", "No deadlock finding", 1, check_no_deadlock,
              "A callback runs inside acl.rt.process_report of the thread subscribed to its "
-             "stream.", "wait_graph"),
+             "stream.", "wait_graph", claims=("deadlock",)),
         Item("report_thread", "A separate report thread runs the callbacks, and is "
              "unsubscribed and stopped at the end", 2, check_report_thread,
              "Which thread calls acl.rt.process_report in your program, and when does it "
@@ -184,13 +185,14 @@ EXERCISE_2 = register(Exercise(
              check_completes,
              "In the wait graph, find the event the stuck stream waits for, then look for "
              "what happened to that event before the wait ran.", "wait_graph"),
-        Item("correct", "Every pair (y, z) is right", 2, check_correct_2,
+        Item("correct", "Every pair (y, z) is right", 2, device_result(check_correct_2),
              "y is a + b and z is y * y, for each pair in order.", "timeline"),
         Item("no_deadlock", "No deadlock finding", 1, check_no_deadlock,
              "reset_event puts an event back to 'not recorded' for every stream, not only "
-             "for the one that resets it.", "wait_graph"),
+             "for the one that resets it.", "wait_graph", claims=("deadlock",)),
         Item("no_race", "No race finding", 1, check_no_race,
-             "Every stream that reads y must wait for the event first.", "race_view"),
+             "Every stream that reads y must wait for the event first.", "race_view",
+             claims=("race",)),
     ),
 ))
 
@@ -225,13 +227,13 @@ EXERCISE_3 = register(Exercise(
     items=(
         Item("completes", "The function returns (no deadlock, no time-out)", 1,
              check_completes, "Read the error: which call failed, and why?", "timeline"),
-        Item("correct", "Every output is x * scale + bias", 3, check_correct_3,
+        Item("correct", "Every output is x * scale + bias", 3, device_result(check_correct_3),
              "Compare, on the timeline, when stage 2 reads the scaled batch with when stage "
              "1 finishes writing it.", "timeline"),
         Item("no_race", "No race between the two stages", 2, check_no_race,
              "The race view names the two tasks: the event is recorded, but who waits for "
-             "it?", "race_view"),
+             "it?", "race_view", claims=("race",)),
         Item("no_deadlock", "No deadlock finding", 1, check_no_deadlock,
-             "A wait needs a record that will happen.", "wait_graph"),
+             "A wait needs a record that will happen.", "wait_graph", claims=("deadlock",)),
     ),
 ))

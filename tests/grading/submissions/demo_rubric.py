@@ -68,11 +68,11 @@ ROUND_TRIP = register(Exercise(
         Item("on_device", "copies host to device and back with acl.rt.memcpy", 1,
              _round_trip_on_device, "two memcpy calls, one each way", view="timeline"),
         Item("no_leak", "frees every allocation", 1, _round_trip_no_leak,
-             "free the device and host buffers", view="memory_map"),
+             "free the device and host buffers", view="memory_map", claims=("leak",)),
     ),
-    make_args=round_trip_args, time_limit=10.0))
+    make_args=round_trip_args, time_limit=10.0, needs_device=False))
 
 SCALE = register(Exercise(
     id="90.2", title="Scale an array", entry="scale",
     items=(Item("correct", "returns x * k", 1, _scale_correct, "multiply"),),
-    make_args=scale_args, time_limit=10.0))
+    make_args=scale_args, time_limit=10.0, needs_device=False))
