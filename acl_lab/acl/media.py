@@ -808,11 +808,12 @@ def venc_get_channel_desc_callback(s: Session, th: Any, cid: int, desc: int) -> 
 def venc_create_channel(s: Session, th: Any, cid: int, desc: int) -> None:
     """Create the encoder (H.265 main for enType 0 with libx265, H.264 baseline/main/high for
     1-3 with libx264) of the desc's picture size, its output buffer (buf_size, default 8 MB
-    of DVPP memory, freed by venc_destroy_channel) and the report-thread subscription.
+    of DVPP memory) and the report-thread subscription.
 
     100000 without a callback or thread id, for a size outside 128..1920 or odd, an enType
     outside 0-3 or a format other than NV12/NV21.
-    Differs from real ACL: the bitstream comes from x264/x265 (zero-latency, no B frames),
+    Differs from real ACL: the output buffer is freed by venc_destroy_channel_desc (or the
+    next venc_create_channel on the desc), not by venc_destroy_channel; the bitstream comes from x264/x265 (zero-latency, no B frames),
     not the hardware encoder, so its bytes and sizes differ; rate control settings
     (max_bit_rate, rc_mode) are stored but not applied; the 128..1920 limit is unverified.
     """

@@ -63,6 +63,9 @@ from .scheduler import Engine, TaskKind
 if TYPE_CHECKING:
     from .session import Session
 
+#: syncs-table kind of a wait for a stream (runtime.session.SYNC_STREAM)
+SYNC_STREAM = 0
+
 #: acldvppStreamFormat / enType values (DVPP-hdr): H265 main, H264 baseline/main/high
 H265_MAIN_LEVEL, H264_BASELINE_LEVEL, H264_MAIN_LEVEL, H264_HIGH_LEVEL = 0, 1, 2, 3
 _EN_TYPES = {H265_MAIN_LEVEL: "H.265 main", H264_BASELINE_LEVEL: "H.264 baseline",
@@ -131,6 +134,8 @@ class VencChannelDesc:
         self.max_bit_rate = 0
         self.rc_mode = 0
         self.src_rate = 0
+        #: the output buffer of the last channel, freed with the desc
+        self.ring = 0
         self.channel: CodecChannel | None = None
         self.alive = True
 
@@ -162,6 +167,8 @@ class CodecChannel:
         #: frames sent whose callback has not returned yet
         self.outstanding = 0
         self.frames = 0
+        #: the report thread's clock when the latest callback returned
+        self.done_clock = 0
         #: VENC: output ring buffer (address, size, next offset)
         self.ring = 0
         self.ring_size = 0
@@ -202,6 +209,9 @@ def destroy_desc(s: Session, cid: int, handle: int, venc: bool) -> None:
         fam = "venc" if venc else "vdec"
         raise AclError(148051, f"{fam} channel desc {handle:#x} still has a channel: call "
                                f"acl.media.{fam}_destroy_channel(desc) first")
+    if venc and d.ring:
+        s.free(s.thread(), cid, d.ring, "dvpp")
+        d.ring = 0
     d.alive = False
     s.hooks.on_destroy(d.oid, cid, 0)
 
@@ -255,7 +265,7 @@ def _open_channel(s: Session, th: HostThread, cid: int, d: Any, kind: str,
                        f"acl.media.{fam}_set_channel_desc_thread_id with the thread that "
                        "loops on acl.rt.process_report")
     ctx = s.require_ctx(th)
-    target = s._thread_by_ident(d.thread_id)
+    target = s._thread_by_tid(d.thread_id)
     st = s._make_stream(ctx, False, 0, cid)
     # aclvdecCreateChannel subscribes the thread to its stream (aclrtSubscribeReport).
     st.subscriber = target
@@ -280,9 +290,15 @@ def _close_channel(s: Session, th: HostThread, cid: int, d: Any, fam: str) -> Co
                             f"frame callback(s), which run in {ch.thread.label()}'s "
                             "acl.rt.process_report")]
 
+    start = th.clock
     s._block(th, cid, lambda: ch.outstanding == 0, needs,
              f"{fam} channel {ch.handle:#x} to finish its frames", -1, 0)
     st = ch.stream
+    # The destroy returns after the last callback returned (virtual time too), and it
+    # orders the caller after every task of the channel, like a synchronize of its stream.
+    th.clock = max(th.clock, ch.done_clock, st.tail_end)
+    s.advance(th.clock)
+    s.hooks.on_sync(cid, SYNC_STREAM, st.oid, start, th.clock)
     if st.subscriber is not None:
         sub = st.subscriber
         sub.subscriptions = [x for x in sub.subscriptions if x is not st]
@@ -310,6 +326,7 @@ def _queue_callback(s: Session, th: HostThread, cid: int, ch: CodecChannel,
             with s.lock:
                 if done is not None:
                     done()
+                ch.done_clock = max(ch.done_clock, s.thread().clock)
                 ch.outstanding -= 1
                 s.progress += 1
                 s.cond.notify_all()
@@ -507,6 +524,9 @@ def venc_create_channel(s: Session, th: HostThread, cid: int, handle: int) -> No
     enc.thread_count = 1
     size = d.buf_size or VENC_DEFAULT_BUF
     ch = _open_channel(s, th, cid, d, "VENC", enc)
+    if d.ring:  # the buffer of an earlier channel of this desc
+        s.free(th, cid, d.ring, "dvpp")
+        d.ring = 0
     ch.ring = s.malloc(th, cid, size, 2, "dvpp")
     ch.ring_size = size
 
@@ -514,11 +534,13 @@ def venc_create_channel(s: Session, th: HostThread, cid: int, handle: int) -> No
 def venc_destroy_channel(s: Session, th: HostThread, cid: int, handle: int) -> None:
     """aclvencDestroyChannel: waits for the frames sent and their callbacks, then frees the
     output buffer."""
-    ch = _close_channel(s, th, cid, venc_desc(s, handle), "venc")
+    d = venc_desc(s, handle)
+    ch = _close_channel(s, th, cid, d, "venc")
     ch.codec = None
-    if ch.ring:
-        s.free(th, cid, ch.ring, "dvpp")
-        ch.ring = 0
+    # The output buffer goes with the desc (venc_destroy_channel_desc): a free recorded
+    # inside this call would be placed at the call's start, before the wait for the
+    # callbacks that still read it.
+    d.ring = ch.ring
 
 
 def venc_send_frame(s: Session, th: HostThread, cid: int, handle: int, in_handle: int,
