@@ -12,15 +12,22 @@ program; everything after it belongs to the program (as with ``python -m cProfil
 from __future__ import annotations
 
 import argparse
+import atexit
+import builtins
+import gc
 import json
 import os
-import runpy
+import signal
 import sys
 import threading
 import time
 import traceback
+import weakref
+from types import ModuleType
 from typing import Any
 
+from . import __version__
+from ._extras import MissingExtra
 from .runtime.errors import DeadlockError
 from .runtime.profiles import PROFILES
 
@@ -68,72 +75,48 @@ def _human(n: int) -> str:
 
 
 def run(opts: argparse.Namespace) -> int:
-    """Run one program under a fresh Session; always write the outputs it was asked for."""
-    from . import install, uninstall
+    """Run one program under a fresh Session; always write the outputs it was asked for.
+
+    The end of a run goes the way the interpreter's own exit goes, so the program's clean-up
+    finds ACL still there: its other threads are joined, then its ``atexit`` handlers run and
+    its module globals are collected (``__del__`` releases), and only then does the session
+    tear down what is still open (those are the leaks). A Ctrl-C is held back while an ACL
+    call is writing its records, ends the program with exit 130, and the trace says so.
+    """
+    from . import install
     from .runtime.session import Session, set_current_session
 
     prog = opts.program
     if not os.path.isfile(prog):
         print(f"acl-lab: {prog}: no such file", file=sys.stderr)
         return 2
+    for flag, path in _outputs(opts):
+        problem = _output_problem(path)
+        if problem:
+            print(f"acl-lab: --{flag} {path}: {problem}", file=sys.stderr)
+            return 2
     session = Session(profile=opts.profile, device_count=opts.devices,
                       pageable_async=opts.pageable_async)
-    prev = set_current_session(session)
+    # The session stays bound after the run: a call from a late __del__ gets the codes of a
+    # finalized ACL from it instead of building a new session during interpreter shutdown.
+    set_current_session(session)
     install()
-    saved_argv, saved_path0 = sys.argv[:], sys.path[0] if sys.path else ""
-    sys.argv = [prog, *opts.args]
-    sys.path.insert(0, os.path.dirname(os.path.abspath(prog)))
-    exit_code = 0
-    error: str | None = None
-    try:
-        runpy.run_path(prog, run_name="__main__")
-    except SystemExit as e:
-        code = e.code
-        exit_code = code if isinstance(code, int) else (0 if code is None else 1)
-        if code is not None and not isinstance(code, int):
-            print(code, file=sys.stderr)
-    except DeadlockError as e:
-        exit_code = 1
-        error = f"DeadlockError: {e.summary}"
-        print(e.report, file=sys.stderr)
-    except BaseException as e:  # the program's own failure: report it, keep going
-        exit_code = 1
-        error = f"{type(e).__name__}: {e}"
-        traceback.print_exc()
-    finally:
-        sys.argv = saved_argv
-        if sys.path and sys.path[0] != saved_path0:
-            sys.path.pop(0)
-    stragglers = _wait_for_threads(session)
-    trace = session.finish()
-    uninstall()
-    set_current_session(prev)
-    findings = trace.findings()
-    summary: dict[str, Any] = {
-        "exit_code": exit_code,
-        "error": error,
-        "findings": [f.to_summary() for f in findings],
-        "stats": trace.stats(),
-    }
-    if opts.trace:
-        trace.save(opts.trace)
-    if opts.chrome:
-        trace.save_chrome_trace(opts.chrome)
-    if opts.summary:
-        with open(opts.summary, "w", encoding="utf-8") as fh:
-            json.dump(summary, fh, indent=2)
-    if opts.report:
-        _write_run_report(trace, opts, summary, findings)
-    if not opts.quiet:
-        st = summary["stats"]
-        print(f"acl-lab: exit {exit_code}; {st['api_calls']} API calls, {st['tasks']} tasks, "
-              f"{st['allocations']} allocations, peak device memory "
-              f"{_human(st['peak_device_bytes'])}, virtual time "
-              f"{st['virtual_time_ns'] / 1e6:.3f} ms; {len(findings)} finding(s)",
-              file=sys.stderr)
-        for f in findings:
-            first = f.message.split(". Rule:")[0].splitlines()[0]
-            print(f"  {f.severity} {f.kind} {f.file}:{f.line}: {first}", file=sys.stderr)
+    end = _RunEnd()
+    program = _Program(prog, opts.args)
+    with _InterruptGuard(session):
+        end.catch(program.run)
+        others = _join_threads(session)
+        end.catch(program.clean_up, cleanup=True)
+    with _InterruptGuard(None):  # writing the outputs is not interrupted
+        stragglers = _release_threads(session, others)
+        program.restore()
+        if session.interrupt_pending:  # arrived in the last call: the program was interrupted
+            session.interrupt_pending = False
+            end.interrupt(None)
+        if end.interrupted is not None and session.recorder is not None:
+            session.recorder.meta.update(end.interrupted)
+        trace = session.finish()
+        exit_code = _write_outputs(trace, opts, end)
     if stragglers:
         print(f"acl-lab: {stragglers} thread(s) still running after the program ended; "
               "stopped", file=sys.stderr)
@@ -143,15 +126,307 @@ def run(opts: argparse.Namespace) -> int:
     return exit_code
 
 
+#: Exit status of a program ended by SIGINT (128 + 2, as a shell reports it).
+EXIT_INTERRUPTED = 130
+
+
+class _RunEnd:
+    """How the program ended: exit code, error text and, when interrupted, where."""
+
+    def __init__(self) -> None:
+        self.exit_code = 0
+        self.error: str | None = None
+        #: the trace meta entries of an interrupted run (None when it was not interrupted)
+        self.interrupted: dict[str, Any] | None = None
+
+    def catch(self, step: Any, cleanup: bool = False) -> None:
+        """Run ``step()``; turn how it ended into the exit code, like the interpreter would."""
+        try:
+            step()
+        except SystemExit as e:
+            if cleanup:
+                return
+            code = e.code
+            self.exit_code = code if isinstance(code, int) else (0 if code is None else 1)
+            if code is not None and not isinstance(code, int):
+                print(code, file=sys.stderr)
+        except KeyboardInterrupt as e:
+            traceback.print_exc()
+            self.interrupt(e)
+        except DeadlockError as e:
+            self.exit_code = 1
+            self.error = f"DeadlockError: {e.summary}"
+            print(e.report, file=sys.stderr)
+        except BaseException as e:  # the program's own failure: report it, keep going
+            self.exit_code = 1
+            self.error = f"{type(e).__name__}: {e}"
+            traceback.print_exc()
+
+    def interrupt(self, e: BaseException | None) -> None:
+        """The run was interrupted (``e``: the KeyboardInterrupt, with the program's stack)."""
+        self.exit_code = EXIT_INTERRUPTED
+        if self.interrupted is not None:
+            return  # the first interrupt is the one that ended the program
+        stack = "".join(traceback.format_exception(e)) if e is not None else \
+            "KeyboardInterrupt (while the program's last ACL call ended)\n"
+        frames = traceback.extract_tb(e.__traceback__) if e is not None else []
+        where = next((f for f in reversed(frames) if not f.filename.startswith(_PACKAGE_DIR)
+                      and not f.filename.startswith("<")), None)
+        self.error = "KeyboardInterrupt" + (f" at {where.filename}:{where.lineno}"
+                                            if where is not None else "")
+        self.interrupted = {"interrupted": True, "interrupted_stack": stack,
+                            "interrupted_file": where.filename if where else "",
+                            "interrupted_line": (where.lineno or 0) if where else 0}
+
+
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def _write_outputs(trace: Any, opts: argparse.Namespace, end: _RunEnd) -> int:
+    """Write the trace, Chrome trace, summary and report asked for; print the summary line.
+    Returns the exit code (the program's, or 2 when an output could not be written)."""
+    findings = trace.findings()
+    summary: dict[str, Any] = {
+        "exit_code": end.exit_code,
+        "error": end.error,
+        "interrupted": end.interrupted is not None,
+        "findings": [f.to_summary() for f in findings],
+        "stats": trace.stats(),
+    }
+    exit_code = end.exit_code
+    writers: list[tuple[str, str | None, Any]] = [
+        ("trace", opts.trace, lambda path: trace.save(path)),
+        ("chrome", opts.chrome, lambda path: trace.save_chrome_trace(path)),
+        ("summary", opts.summary, lambda path: _write_json(path, summary)),
+    ]
+    for flag, path, write in writers:
+        if path:
+            try:
+                write(path)
+            except OSError as e:  # checked before the run; the disk can still fill up
+                print(f"acl-lab: --{flag} {path}: {e.strerror or e}", file=sys.stderr)
+                exit_code = exit_code or 2
+    if opts.report:
+        _write_run_report(trace, opts, summary, findings)
+    if not opts.quiet:
+        st = summary["stats"]
+        how = " (interrupted)" if end.interrupted is not None else ""
+        print(f"acl-lab: exit {end.exit_code}{how}; {st['api_calls']} API calls, "
+              f"{st['tasks']} tasks, {st['allocations']} allocations, peak device memory "
+              f"{_human(st['peak_device_bytes'])}, virtual time "
+              f"{st['virtual_time_ns'] / 1e6:.3f} ms; {len(findings)} finding(s)",
+              file=sys.stderr)
+        for f in findings:
+            first = f.message.split(". Rule:")[0].splitlines()[0]
+            print(f"  {f.severity} {f.kind} {f.file}:{f.line}: {first}", file=sys.stderr)
+    return exit_code
+
+
+def _write_json(path: str, doc: dict[str, Any]) -> None:
+    with open(path, "w", encoding="utf-8") as fh:
+        json.dump(doc, fh, indent=2)
+
+
+def _outputs(opts: argparse.Namespace) -> list[tuple[str, str]]:
+    """The output files of ``run`` that were asked for: (option name, path)."""
+    return [(flag, getattr(opts, flag)) for flag in ("trace", "summary", "report", "chrome")
+            if getattr(opts, flag)]
+
+
+def _output_problem(path: str) -> str:
+    """Why ``path`` cannot be written (checked before the program runs), or ""."""
+    if os.path.isdir(path):
+        return "is a directory"
+    parent = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(parent):
+        return f"the directory {parent} does not exist" if not os.path.exists(parent) \
+            else f"{parent} is not a directory"
+    if os.path.exists(path):
+        if not os.path.isfile(path):
+            return "is not a regular file"
+        if not os.access(path, os.W_OK):
+            return "is not writable"
+    elif not os.access(parent, os.W_OK | os.X_OK):
+        return f"the directory {parent} is not writable"
+    return ""
+
+
+class _InterruptGuard:
+    """SIGINT handling for the duration of a ``with`` block (main thread only).
+
+    With a session: a SIGINT that lands while this thread holds the session lock (inside an
+    ACL call, half-way through its records) sets ``session.interrupt_pending``, and the
+    session raises the KeyboardInterrupt when the call's records are complete (or in the next
+    turn of a blocking wait); elsewhere it is raised at once, as usual. The interpreter's own
+    handler could raise between a call's id and its trace row, which left the trace
+    inconsistent (``struct.error`` when the next row was completed). Without a session:
+    SIGINT is ignored (the outputs are being written).
+    """
+
+    def __init__(self, session: Any) -> None:
+        self.session = session
+        self.prev: Any = None
+        self.active = threading.current_thread() is threading.main_thread()
+
+    def __enter__(self) -> _InterruptGuard:
+        if self.active:
+            handler = self._on_sigint if self.session is not None else signal.SIG_IGN
+            self.prev = signal.signal(signal.SIGINT, handler)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.active:
+            signal.signal(signal.SIGINT, self.prev)
+
+    def _on_sigint(self, signum: int, frame: Any) -> None:
+        session = self.session
+        if session.lock._is_owned():
+            session.interrupt_pending = True
+            return
+        raise KeyboardInterrupt
+
+
+class _Program:
+    """The program as the interpreter would run it: ``__main__``, ``sys.argv``, its exit.
+
+    ``run`` executes the file in a fresh ``__main__`` module (like ``python PROG``) while
+    ``atexit.register`` collects the handlers it registers; ``clean_up`` does what the
+    interpreter's exit does with them: the handlers, last registered first, then the
+    program's module globals (``__main__`` and the modules imported from the program's
+    directory) are dropped and collected, so ``__del__`` methods run while ACL still works.
+    Like ``Py_Finalize``, unreachable globals are collected first (every ``__del__`` sees its
+    globals intact) and the namespaces still alive after that are cleared, names starting
+    with ``_`` first, each value set to None.
+    """
+
+    MARK = "__acl_lab_exit__"
+
+    def __init__(self, path: str, args: list[str]) -> None:
+        self.path = path
+        self.args = args
+        self.dir = os.path.dirname(os.path.abspath(path))
+        self.module = ModuleType("__main__")
+        self.exit_handlers: list[tuple[Any, tuple[Any, ...], dict[str, Any]]] = []
+        self.collecting = False
+        self.saved: dict[str, Any] = {}
+        self.before: set[str] = set()
+
+    # ------------------------------------------------------------------ run
+    def run(self) -> None:
+        """Execute the program's file as ``__main__``."""
+        with open(self.path, "rb") as fh:
+            code = compile(fh.read(), self.path, "exec", dont_inherit=True)
+        g = self.module.__dict__
+        g.update(__file__=self.path, __cached__=None, __loader__=None, __package__=None,
+                 __spec__=None, __builtins__=builtins)
+        self.saved = {"argv": sys.argv[:], "path": sys.path[:],
+                      "main": sys.modules.get("__main__"),
+                      "register": atexit.register, "unregister": atexit.unregister}
+        self.before = set(sys.modules)
+        sys.argv = [self.path, *self.args]
+        sys.path.insert(0, self.dir)
+        sys.modules["__main__"] = self.module
+        self.collecting = True
+        atexit.register = self._register  # type: ignore[assignment]
+        atexit.unregister = self._unregister
+        exec(code, g)
+
+    def _register(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
+        if not self.collecting:  # kept by a module after the run: the real registry
+            return self.saved["register"](fn, *args, **kwargs)
+        self.exit_handlers.append((fn, args, kwargs))
+        return fn
+
+    def _unregister(self, fn: Any) -> None:
+        self.exit_handlers = [h for h in self.exit_handlers if h[0] != fn]
+        self.saved["unregister"](fn)
+
+    # ------------------------------------------------------------------ exit
+    def clean_up(self) -> None:
+        """The program's exit: its atexit handlers, then its module globals collected."""
+        if not self.saved:
+            return  # the file could not even be read
+        self.collecting = False
+        while self.exit_handlers:
+            fn, args, kwargs = self.exit_handlers.pop()
+            try:
+                fn(*args, **kwargs)
+            except (KeyboardInterrupt, SystemExit):
+                raise
+            except BaseException:  # what the interpreter prints for a failing handler
+                print(f"Exception ignored in atexit callback: {fn!r}", file=sys.stderr)
+                traceback.print_exc()
+        self._collect_globals()
+
+    def _program_modules(self) -> list[str]:
+        """Modules the run imported from the program's own directory."""
+        names = []
+        for name in set(sys.modules) - self.before:
+            file = getattr(sys.modules.get(name), "__file__", None) or ""
+            if file and os.path.abspath(file).startswith(self.dir + os.sep):
+                names.append(name)
+        return names
+
+    def _collect_globals(self) -> None:
+        namespaces = [self.module.__dict__]
+        for name in self._program_modules():
+            namespaces.append(vars(sys.modules.pop(name)))
+        sys.modules["__main__"] = self.saved["main"]
+        marks = []
+        for ns in namespaces:
+            mark = _Mark(ns)
+            ns[self.MARK] = mark
+            marks.append(weakref.ref(mark))
+        del namespaces, ns, mark
+        self.module = ModuleType("__main__")
+        gc.collect()  # unreachable namespaces: every __del__ sees its globals intact
+        alive = [m() for m in marks]
+        for mark_obj in alive:
+            if mark_obj is not None:
+                _clear_namespace(mark_obj.ns)
+        del alive, mark_obj
+        gc.collect()
+
+    def restore(self) -> None:
+        """Give back ``sys.argv``, ``sys.path``, ``__main__`` and ``atexit``."""
+        if not self.saved:
+            return
+        self.collecting = False
+        sys.argv = self.saved["argv"]
+        sys.path[:] = self.saved["path"]
+        sys.modules["__main__"] = self.saved["main"]
+        atexit.register = self.saved["register"]
+        atexit.unregister = self.saved["unregister"]
+
+
+class _Mark:
+    """Put in a namespace being dropped: alive after the collection means the namespace is."""
+
+    __slots__ = ("__weakref__", "ns")
+
+    def __init__(self, ns: dict[str, Any]) -> None:
+        self.ns = ns
+
+
+def _clear_namespace(ns: dict[str, Any]) -> None:
+    """What the interpreter does to a module still alive at exit: every name set to None,
+    those starting with one underscore first, ``__builtins__`` last of all (kept)."""
+    names = [n for n in ns if n not in ("__builtins__", _Program.MARK)]
+    private = [n for n in names if n.startswith("_") and not n.startswith("__")]
+    for name in private + names:
+        ns[name] = None
+    ns.pop(_Program.MARK, None)
+
+
 def _write_run_report(trace: Any, opts: argparse.Namespace, summary: dict[str, Any],
                       findings: list[Any]) -> None:
     """``run --report FILE``: the HTML report of the finished run; a failure is only reported
     (the program's exit code stands). plotly is imported here, only when asked for."""
-    from .tracer.views.report import write_report
     run_info = {**summary, "program": opts.program, "profile": opts.profile}
     try:
+        from .tracer.views.report import write_report
         write_report(trace, opts.report, summary=run_info, findings=findings)
-    except (OSError, ValueError) as e:
+    except (OSError, ValueError, MissingExtra) as e:
         print(f"acl-lab: could not write the report {opts.report}: {e}", file=sys.stderr)
         return
     if not opts.quiet:
@@ -159,14 +434,20 @@ def _write_run_report(trace: Any, opts: argparse.Namespace, summary: dict[str, A
         print(f"acl-lab: wrote report {opts.report} ({_human(size)})", file=sys.stderr)
 
 
-def _wait_for_threads(session: Any, grace: float = 2.0) -> int:
-    """Let the program's other threads finish; release emulator waits after ``grace`` s."""
+def _join_threads(session: Any, grace: float = 2.0) -> list[threading.Thread]:
+    """Let the program's other threads finish (up to ``grace`` s in all), as the interpreter
+    joins them before its atexit handlers; returns the program's threads."""
     deadline = time.monotonic() + grace
     me = threading.current_thread()
     others = [t for t in threading.enumerate() if t is not me and t.is_alive()
-              and t not in session.background_threads]
+              and t.ident not in session.background_threads]
     for t in others:
         t.join(max(0.0, deadline - time.monotonic()))
+    return others
+
+
+def _release_threads(session: Any, others: list[threading.Thread]) -> int:
+    """Release emulator waits (closing the session); the number of threads still running."""
     session.close()
     for t in others:
         t.join(0.2)
@@ -174,7 +455,17 @@ def _wait_for_threads(session: Any, grace: float = 2.0) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of the ``acl-lab`` console script."""
+    """Entry point of the ``acl-lab`` console script; a missing optional dependency is one
+    line naming the extra to install (exit status 2), not a traceback."""
+    try:
+        return _dispatch(argv)
+    except MissingExtra as e:
+        print(f"acl-lab: {e}", file=sys.stderr)
+        return 2
+
+
+def _dispatch(argv: list[str] | None) -> int:
+    """Parse the command line and run the subcommand."""
     args = list(sys.argv[1:] if argv is None else argv)
     if args[:1] == ["atc"]:
         from .atc import main as atc_main
@@ -189,6 +480,9 @@ def main(argv: list[str] | None = None) -> int:
     if opts.command == "grade":
         from .grading.grade import main as grade_main
         return grade_main(opts)
+    if opts.command == "course":
+        from .course import main as course_main
+        return course_main(opts)
     return 2
 
 

@@ -109,6 +109,22 @@ def _fast_check(fmt: str) -> str:
     return " and ".join(parts) if parts else "True"
 
 
+#: ACL_ERROR_REPEAT_FINALIZE: aclFinalize after finalize (``aclFinalizeImpl`` checks
+#: ``aclFinalizeFlag``; ``aclFinalizeReferenceImpl`` a count below 1: hicann/runtime
+#: src/acl/aclrt_impl/acl.cpp).
+_REPEAT_FINALIZE = 100037
+#: ACL_ERROR_UNINITIALIZE ("aclInit was not called", docs/zh/api_ref/25-01_aclError.md).
+_UNINITIALIZE = 100001
+
+
+def _after_exit_code(name: str) -> int:
+    """The code of a call made during interpreter shutdown when no session is bound (no ACL
+    call ever set one up, or the program unbound it): a finalize is a repeat finalize, any
+    other call finds ACL uninitialised. Nothing is built or imported to answer it."""
+    return _REPEAT_FINALIZE if name in ("acl.finalize", "acl.finalize_reference") \
+        else _UNINITIALIZE
+
+
 def acl_api(name: str, cname: str, fmt: str, out: int | str = 0, launch: bool = False,
             default: Any = 0) -> Callable[[F], F]:
     """Declare an emulated pyACL function.
@@ -157,6 +173,9 @@ def acl_api(name: str, cname: str, fmt: str, out: int | str = 0, launch: bool = 
             head = (f"def {impl.__name__}(*args):\n"
                     f"    args = _parse(NAME, FMT, args)\n")
         src = head + f"""    s = _current()
+    if s is None:  # interpreter shutdown, no session: ACL is gone (see AFTER_EXIT)
+        value, ret = DEFAULT, AFTER_EXIT
+        return {shape}
     f = _getframe(1)
     with s.lock:
         th, cid, _ = s.api_enter(NAME, s.profile.{"launch_call_ns" if launch else "api_call_ns"},
@@ -176,7 +195,8 @@ def acl_api(name: str, cname: str, fmt: str, out: int | str = 0, launch: bool = 
         env: dict[str, Any] = {"_parse": _parse, "_M": _MISSING, "NAME": name, "FMT": fmt,
                                "PTRS": ptrs, "_current": current_session,
                                "_getframe": sys._getframe, "AclError": AclError,
-                               "IMPL": impl, "DEFAULT": default}
+                               "IMPL": impl, "DEFAULT": default,
+                               "AFTER_EXIT": _after_exit_code(name)}
         exec(compile(src, f"<acl_api {name}>", "exec"), env)
         wrapper: Any = wraps(impl)(env[impl.__name__])
         wrapper.__acl_name__ = name

@@ -94,10 +94,16 @@ _current_lock = threading.Lock()
 
 
 def current_session(create: bool = True) -> Session | None:
-    """The session the pyACL layer talks to; created on first use when ``create``."""
+    """The session the pyACL layer talks to; created on first use when ``create``.
+
+    None during interpreter shutdown when no session is bound: building one then would
+    import (``sys.meta_path`` is None by then), so the boundary answers the late call itself.
+    """
     global _current
     s = _current
     if s is None and create:
+        if sys.is_finalizing():
+            return None
         with _current_lock:
             if _current is None:
                 _current = Session()
@@ -219,6 +225,11 @@ class Session:
         #: entry's "thread" is the Thread object, compared by identity before it is trusted
         self._acl_threads: dict[int, dict[str, Any]] = {}
         self._prev_session: Session | None = None
+        #: a SIGINT that arrived while this thread held the lock inside an API call (set by
+        #: ``acl-lab run``'s handler); raised once the call's records are complete
+        self.interrupt_pending = False
+        #: ``finish()`` ran: the program's exit released everything, as ``aclFinalize`` would
+        self.finished = False
         self._entered = False
         self.recorder: Any = None
         self.op_model_dir: str | None = None
@@ -262,15 +273,21 @@ class Session:
         """End of the program: release what is still open (recorded as leaked) and freeze.
 
         Called by ``acl-lab run`` at exit (and by tests); the teardown is recorded as one
-        pseudo-call ``acl_lab.exit`` so every release has a call to point at.
+        pseudo-call ``acl_lab.exit`` so every release has a call to point at. Afterwards the
+        session answers like a process after ``aclFinalize``: every handle is released, a
+        later ``acl.finalize`` returns 100037 (``aclFinalizeImpl`` sees ``aclFinalizeFlag``,
+        hicann/runtime ``src/acl/aclrt_impl/acl.cpp``), and no call raises.
         """
         with self.lock:
+            self.interrupt_pending = False  # the run is over: nothing left to interrupt
             open_devices = any(d.is_open or d.contexts for d in self.devices)
             pinned = any(r.kind == HOST_PINNED for r in self.memory.live_regions())
             if open_devices or pinned:
                 th, cid, _ = self.api_enter("acl_lab.exit", 0, (), 0, "<exit>", 0)
                 self._teardown(th, cid, "exit")
                 self.api_exit(th, cid, 0)
+            self.init_count = 0
+            self.finalized = self.finished = True
             return self.trace()
 
     def thread(self) -> HostThread:
@@ -338,6 +355,14 @@ class Session:
         if self._effects and self._effects[0][0] <= th.clock:
             self.advance(th.clock)
         self.hooks.on_call_end(cid, th.clock, ret)
+        if self.interrupt_pending:
+            self.deliver_interrupt()
+
+    def deliver_interrupt(self) -> None:
+        """Raise the KeyboardInterrupt held back while the API's records were half-written
+        (only at points where the trace and the runtime state are complete)."""
+        self.interrupt_pending = False
+        raise KeyboardInterrupt
 
     def fail(self, th: HostThread, cid: int, err: AclError) -> int:
         """Record an AclError as the thread's recent error message and as a diagnostic."""
@@ -502,6 +527,7 @@ class Session:
             for t in st.pending:
                 t.status = 507903
                 t.reason = f"never ran: {why}"
+                t.callback = t.user_data = None
                 self.hooks.on_task_status(t)
             st.pending.clear()
             st.blocked_by = None
@@ -1349,6 +1375,8 @@ class Session:
         quiet_since = time.monotonic()
         try:
             while not done():
+                if self.interrupt_pending:
+                    self.deliver_interrupt()
                 if self.closed:
                     raise self._deadlock(th, cid, what, needs(),
                                          "the session was closed while this thread waited")
@@ -1541,6 +1569,8 @@ class Session:
             self.cond.notify_all()
             try:
                 while not ready():
+                    if self.interrupt_pending:
+                        self.deliver_interrupt()
                     left = deadline - time.monotonic()
                     if left <= 0:
                         break
@@ -1584,6 +1614,9 @@ class Session:
             err = fatal = exc
         finally:
             self._reacquire(depth)
+            # The task has run: it keeps neither the function nor its data (a Task outlives
+            # it in the stream and the event records; the user's objects must not).
+            t.callback = t.user_data = fn = None
         th.clock += self.profile.api_call_ns
         self.hooks.on_callback(t.id, th.idx, begin, th.clock)
         if err is not None:

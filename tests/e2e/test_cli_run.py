@@ -18,7 +18,7 @@ from acl_lab.tracer.trace import Trace
 
 PROGRAMS = Path(__file__).resolve().parent.parent / "programs"
 TIMEOUT = 60
-SUMMARY_KEYS = {"exit_code", "error", "findings", "stats"}
+SUMMARY_KEYS = {"exit_code", "error", "interrupted", "findings", "stats"}
 FINDING_KEYS = {"kind", "severity", "message", "file", "line"}
 STATS_KEYS = {"api_calls", "tasks", "allocations", "peak_device_bytes", "virtual_time_ns"}
 
@@ -75,6 +75,7 @@ def check_summary_schema(summary: dict[str, Any]) -> None:
     assert set(summary) == SUMMARY_KEYS
     assert type(summary["exit_code"]) is int
     assert summary["error"] is None or isinstance(summary["error"], str)
+    assert type(summary["interrupted"]) is bool
     assert isinstance(summary["findings"], list)
     for f in summary["findings"]:
         assert set(f) == FINDING_KEYS, f
