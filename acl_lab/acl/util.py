@@ -1,7 +1,9 @@
 """``acl.util``: pointers to host buffers, and threads for callback processing.
 
 Host buffers handed out here keep their real addresses (so their alignment is real) and are
-registered with the emulator, so copies can reach them and nothing else.
+registered with the emulator, with whether the program may write them: a ``bytes`` object
+never, a numpy array while its ``writeable`` flag is set. Other host addresses (raw memory)
+are checked against the process's memory map when they are used.
 """
 
 from __future__ import annotations
@@ -39,7 +41,9 @@ def numpy_to_ptr(s: S, th: Any, cid: int, arr: Any) -> int:
 
     Deprecated in pyACL (warns, as the binding does); use bytes_to_ptr.
     Differs from real ACL: the array is kept alive while the program may still use the
-    pointer (real pyACL keeps nothing alive).
+    pointer (real pyACL keeps nothing alive), and a copy or memset into a read-only array
+    (``writeable=False``, e.g. ``np.memmap(mode="r")``) is refused with 107000 instead of
+    crashing the interpreter with SIGSEGV.
     """
     if not isinstance(arr, np.ndarray):
         raise ValueError("acl.util.numpy_to_ptr needs a numpy.ndarray as argument")
@@ -68,8 +72,10 @@ def ptr_to_numpy(s: S, th: Any, cid: int, ptr: int, shape: Any, npy_type: int) -
     """A writable ndarray view (no copy) of host memory at ``ptr``.
 
     ``shape`` must be a tuple; ``npy_type`` is a numpy type number (11 = float32).
-    Differs from real ACL: a device address or unknown pointer raises ValueError (real
-    pyACL would read arbitrary memory or crash).
+    Differs from real ACL: a device address or an unmapped pointer raises ValueError (real
+    pyACL would read arbitrary memory or crash), and the view of memory the program may not
+    write (a ``bytes`` object, a read-only array or page) is read-only (writeable=False)
+    instead of writable.
     """
     if not isinstance(shape, tuple) or not all(isinstance(d, (int, np.integer)) for d in shape):
         raise TypeError("acl.util.ptr_to_numpy args parse failed")
@@ -84,8 +90,12 @@ def ptr_to_numpy(s: S, th: Any, cid: int, ptr: int, shape: Any, npy_type: int) -
         region, view = s.host_view(ptr, n, "acl.util.ptr_to_numpy")
     except AclError as e:
         raise ValueError(e.message) from None
-    region.mark_written(ptr - region.addr, ptr - region.addr + n)  # the program may write it
-    return view.view(dtype).reshape(shape)
+    out = view.view(dtype).reshape(shape)
+    if s.memory.may_write(region):
+        out.flags.writeable = False  # a write through it would change a bytes or crash
+    else:
+        region.mark_written(ptr - region.addr, ptr - region.addr + n)  # the program may
+    return out
 
 
 def _dtype_from_num(num: int) -> np.dtype[Any]:
@@ -98,11 +108,15 @@ def _dtype_from_num(num: int) -> np.dtype[Any]:
 
 @acl_api("acl.util.bytes_to_ptr", "bytes_to_ptr", "O", out="value")
 def bytes_to_ptr(s: S, th: Any, cid: int, data: Any) -> int:
-    """The address of a ``bytes`` object's buffer (no copy). The bytes must outlive the
-    pointer; samples copy device data *into* such a buffer and read it with frombuffer.
+    """The address of a ``bytes`` object's buffer (no copy), to copy *from*. The bytes
+    must outlive the pointer.
 
     Differs from real ACL: the object is kept alive for a while (real pyACL does not), so
-    ``bytes_to_ptr(arr.tobytes())`` used at once works as it happens to on hardware.
+    ``bytes_to_ptr(arr.tobytes())`` used at once works as it happens to on hardware; and a
+    copy or memset *into* the bytes is refused with 107000 and a ``read_only_destination``
+    finding (real pyACL lets the copy rewrite the immutable object, and an interned one such
+    as ``b"A"`` then changes for the whole process). Copy into a numpy array
+    (``arr.ctypes.data``), a bytearray-backed buffer or acl.rt.malloc_host memory instead.
     """
     if not isinstance(data, bytes):
         raise ValueError("bytes_to_ptr needs an byte as argument")
@@ -113,11 +127,11 @@ def bytes_to_ptr(s: S, th: Any, cid: int, data: Any) -> int:
     return addr
 
 
-@acl_api("acl.util.ptr_to_bytes", "ptr_to_bytes", "pL", out="value", default=b"")
+@acl_api("acl.util.ptr_to_bytes", "ptr_to_bytes", "pk", out="value", default=b"")
 def ptr_to_bytes(s: S, th: Any, cid: int, ptr: int, size: int) -> bytes:
     """A copy of ``size`` bytes of host memory at ``ptr``.
 
-    Differs from real ACL: a device address or unknown pointer raises ValueError.
+    Differs from real ACL: a device address or an unmapped pointer raises ValueError.
     """
     if size < 0:
         raise ValueError("size must not be negative")

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .errors import AclError
-from .memory import DEVICE, DVPP, HOST_PAGEABLE, HOST_PINNED
+from .memory import DEVICE, DVPP, HOST_PAGEABLE, HOST_PINNED, SIZE_MAX
 from .objects import OBJ_OP_ATTR, OBJ_OP_HANDLE, OBJ_TENSOR_DESC, HostThread, Task
 from .opdefs import ACL_TO_NUMPY, NUMPY_TO_ACL, OpDef, OpError, TensorSpec, get_op
 from .scheduler import Engine, TaskKind
@@ -29,6 +29,8 @@ if TYPE_CHECKING:
     from .session import Session
 
 ACL_MEMTYPE_HOST = 1
+#: The C API's int64_t dims.
+INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
 
 #: aclDataType -> the profile's FLOP-rate key
 _RATE_KEY = {"float16": "float16", "float32": "float32", "int8": "int8", "uint8": "int8"}
@@ -49,10 +51,18 @@ class TensorDesc:
         self.alive = True
 
     def element_count(self) -> int:
-        """Product of the dims (0 for a dynamic -1 dim, 1 for a scalar)."""
-        if any(d < 0 for d in self.dims):
-            return 0
-        return int(np.prod(self.dims, dtype=np.int64)) if self.dims else 1
+        """Product of the dims as a size_t, the way aclGetTensorDescElementCount computes it:
+        1 for a scalar, 0 for any negative (dynamic) dim and 0 when the product overflows
+        size_t (public AscendCL ``tensor_desc_internal.cpp``: ``CheckSizeTMultiOverflow``
+        per dim, returning 0 on failure)."""
+        count = 1
+        for d in self.dims:
+            if d < 0:
+                return 0
+            count *= d
+            if count > SIZE_MAX:
+                return 0
+        return count
 
     def spec(self) -> TensorSpec:
         """The operator-facing description; raises OpError for dtypes ops cannot handle."""
@@ -115,10 +125,24 @@ def _destroy_object(s: Session, handle: int, cls: type, what: str, cid: int) -> 
 # ------------------------------------------------------------------ tensor descs
 
 
+def int64_dims(dims: list[int], what: str) -> list[int]:
+    """``dims`` if every one fits the C API's ``int64_t``, else AclError 100000.
+
+    aclCreateTensorDesc and aclSetTensorShape take ``const int64_t *dims``; a Python int
+    outside int64 cannot be passed (the emulator refuses it as an invalid parameter instead
+    of letting OverflowError escape).
+    """
+    for i, d in enumerate(dims):
+        if not INT64_MIN <= d <= INT64_MAX:
+            raise AclError(100000, f"{what}: dim {i} ({d}) does not fit int64_t, the type "
+                                   "of the C API's dims")
+    return list(dims)
+
+
 def create_tensor_desc(s: Session, cid: int, dtype: int, dims: list[int],
                        fmt: int) -> int:
     """aclCreateTensorDesc(dtype, numDims, dims, format)."""
-    d = TensorDesc(-1, 0, dtype, dims, fmt)
+    d = TensorDesc(-1, 0, dtype, int64_dims(dims, "acl.create_tensor_desc"), fmt)
     return _new_object(s, d, OBJ_TENSOR_DESC, cid, f"tensor desc {dims}")
 
 
@@ -133,10 +157,13 @@ def destroy_tensor_desc(s: Session, cid: int, handle: int) -> None:
 
 
 def tensor_desc_size(s: Session, handle: int) -> int:
-    """aclGetTensorDescSize: element count x data type size."""
+    """aclGetTensorDescSize: element count x data type size as a size_t, 0 when the product
+    overflows (public AscendCL ``tensor_desc_internal.cpp``: the result of
+    ``CheckSizeTMultiOverflow`` is ignored and the size stays 0)."""
     from ..constants import DATA_TYPE_SIZE, DATA_TYPE_SIZE_DEFAULT_CASE
     d = tensor_desc(s, handle)
-    return d.element_count() * DATA_TYPE_SIZE.get(d.dtype, DATA_TYPE_SIZE_DEFAULT_CASE)
+    size = d.element_count() * DATA_TYPE_SIZE.get(d.dtype, DATA_TYPE_SIZE_DEFAULT_CASE)
+    return size if size <= SIZE_MAX else 0
 
 
 # ------------------------------------------------------------------ attributes

@@ -9,14 +9,23 @@ pointers are caught, and nothing outside a region is ever read or written.
 Device addresses are virtual (realistic-looking, deterministic); host addresses are the real
 addresses of numpy/bytes buffers, so their alignment is real. This module knows nothing of
 streams, time or the trace.
+
+Host memory the emulator did not hand out (``arr.ctypes.data``, an ``mmap``'s address, a
+ctypes buffer) is *raw* host memory: real ACL accepts any valid host address, so the emulator
+does too, but only after ``/proc/self/maps`` shows the whole range mapped with the permission
+the access needs (``r`` to read, ``w`` to write). Every region knows whether the program may
+write it: a ``bytes`` object never (it is immutable and may be shared, e.g. an interned
+``b"A"``), a numpy array only while its ``writeable`` flag is set and its pages are writable,
+raw memory only where its pages are. A write into anything else is refused before a byte moves.
 """
 
 from __future__ import annotations
 
 import ctypes
 import sys
+import weakref
 from bisect import bisect_left, bisect_right
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from typing import Any
 
 import numpy as np
@@ -55,8 +64,24 @@ DEVICE_END = DEVICE_BASE + MAX_DEVICES * DEVICE_SPAN
 #: Synthetic, deterministic display addresses for host regions in the trace.
 HOST_DISPLAY_BASE = 0x7F00_0000_0000
 
-#: Largest size any single allocation may request; above it the rounding would overflow.
-MAX_ALLOC = 1 << 48
+#: size_t on the 64-bit targets: sizes reach the C API modulo 2**64.
+SIZE_MAX = (1 << 64) - 1
+#: aclrtMalloc / MallocCached add 32 (alignment) + 32 (padding) before rounding down to 32;
+#: MallocAlign32 and 1 GiB pages add only the 32 (RT-impl ``memory.cpp``
+#: ``GetAlignedAndPaddingSize``: ``size + appendSize < size`` is the overflow check).
+APPEND_PADDED = 64
+APPEND_ALIGN32 = 32
+
+
+def size_t(value: int) -> int:
+    """``value`` as the C code sees a ``size_t``: modulo 2**64 (-1 is 2**64-1)."""
+    return value & SIZE_MAX
+
+
+def rounding_overflows(size: int, append: int) -> bool:
+    """True when ``size + append`` wraps a size_t: the only size aclrtMalloc calls a
+    parameter error besides 0 (RT-impl ``memory.cpp`` ``GetAlignedAndPaddingSize``)."""
+    return size + append > SIZE_MAX
 
 
 def malloc_size(size: int) -> int:
@@ -76,9 +101,9 @@ def align_up(value: int, granule: int) -> int:
 class Region:
     """One allocation or registered buffer, with its bytes and its written-bytes shadow."""
 
-    __slots__ = ("accounted", "addr", "alloc_call", "buf", "ctx", "device", "display_addr",
-                 "id", "kind", "live", "obj", "policy", "pool", "requested", "size",
-                 "written")
+    __slots__ = ("accounted", "addr", "alloc_call", "backing", "buf", "ctx", "device",
+                 "display_addr", "id", "kind", "live", "obj", "policy", "pool", "raw",
+                 "read_only", "requested", "size", "written")
 
     def __init__(self, rid: int, kind: int, device: int, addr: int, size: int,
                  requested: int, policy: int, pool: int, accounted: int,
@@ -98,6 +123,13 @@ class Region:
         self.live = True
         self.obj: Any = None
         self.display_addr = addr
+        #: Why the program may not write this region ("" = it may): see ``MemorySystem``.
+        self.read_only = ""
+        #: Raw host memory found through /proc/self/maps (no index entry, id -1).
+        self.raw = False
+        #: Pinned blocks: a weak reference to the array that owns the bytes. While it is
+        #: alive nobody else can have the address, so a use of it is exactly a use after free.
+        self.backing: Any = None
         # Sorted, merged [start, end) ranges that were ever written (None = all of it).
         self.written: list[list[int]] | None = [] if kind in (DEVICE, DVPP, HOST_PINNED) else None
 
@@ -255,6 +287,148 @@ def _writable_view(addr: int, nbytes: int) -> np.ndarray:
     return np.frombuffer(memoryview(raw).cast("B"), dtype=np.uint8)
 
 
+# --------------------------------------------------------------------- host pages
+
+#: Where Linux lists the process's mappings: ``start-end perms offset dev inode path``.
+_MAPS = "/proc/self/maps"
+
+
+def host_mappings() -> list[tuple[int, int, str]]:
+    """``(start, end, perms)`` of every mapping of this process, sorted, read afresh.
+
+    Mappings change whenever Python or a library maps or unmaps memory, so the table is read
+    for each check of raw host memory (never cached: a stale "mapped" would let a copy fault).
+    An unreadable table (not Linux) gives an empty list: raw memory is then refused.
+    """
+    try:
+        with open(_MAPS, encoding="ascii", errors="replace") as f:
+            text = f.read()
+    except OSError:
+        return []
+    out: list[tuple[int, int, str]] = []
+    for line in text.splitlines():
+        span, _, rest = line.partition(" ")
+        lo, _, hi = span.partition("-")
+        try:
+            out.append((int(lo, 16), int(hi, 16), rest[:4]))
+        except ValueError:
+            continue
+    out.sort()
+    return out
+
+
+def host_range_problem(addr: int, nbytes: int, write: bool,
+                       maps: list[tuple[int, int, str]] | None = None) -> str:
+    """Why ``[addr, addr+nbytes)`` cannot be read (or written), or "" when it can.
+
+    The range must be covered, without a gap, by mappings that allow the access (``r`` to
+    read, ``w`` as well to write). ``nbytes`` 0 checks the byte at ``addr``.
+    """
+    table = host_mappings() if maps is None else maps
+    end = addr + max(nbytes, 1)
+    starts = [m[0] for m in table]
+    i = bisect_right(starts, addr) - 1
+    at = addr
+    while at < end:
+        if i < 0 or i >= len(table) or not table[i][0] <= at < table[i][1]:
+            if at == addr:
+                return f"{addr:#x} is not mapped in this process"
+            return (f"the range [{addr:#x}, +{nbytes}) runs past mapped memory at {at:#x} "
+                    f"({at - addr} bytes in)")
+        perms = table[i][2]
+        if perms[:1] != "r":
+            return f"the pages at {at:#x} cannot be read (mapped {perms})"
+        if write and perms[1:2] != "w":
+            return (f"the pages at {at:#x} are read-only (mapped {perms}): a copy there "
+                    "would crash the program")
+        at = table[i][1]
+        i += 1
+    return ""
+
+
+def _buffer_root(arr: np.ndarray) -> Any:
+    """The object at the end of an array's ``base`` chain (the array itself if it owns)."""
+    b: Any = arr
+    while isinstance(b, np.ndarray) and b.base is not None:
+        b = b.base
+    return b
+
+
+def array_read_only(arr: np.ndarray, addr: int, nbytes: int) -> str:
+    """Why the program may not write ``arr``'s bytes, or "" when it may.
+
+    numpy's ``writeable`` flag is cleared for read-only buffers (``np.memmap(mode="r")``,
+    ``np.frombuffer(bytes)``); an array over foreign memory keeps the flag, so its pages are
+    checked as well (a ctypes view of a read-only mapping, for instance).
+    """
+    if not arr.flags.writeable:
+        return ("a read-only numpy array (writeable=False, as for np.memmap(mode='r') or "
+                "np.frombuffer of bytes)")
+    root = _buffer_root(arr)
+    if (isinstance(root, np.ndarray) and root.flags.owndata) or isinstance(root, bytearray):
+        return ""  # numpy's or Python's own heap memory
+    if nbytes:
+        why = host_range_problem(addr, nbytes, True)
+        if why:
+            return "an array over read-only memory: " + why
+    return ""
+
+
+class _Released:
+    """Pinned blocks any session released, while the array owning their bytes lives.
+
+    Host addresses belong to the process, not to one session: a pointer from a finished
+    session's malloc_host still points into freed pinned memory for the next one. An entry
+    lasts only as long as its owning array (then the address may be reused and is ordinary
+    memory again), so it can never call a live buffer freed.
+    """
+
+    __slots__ = ("blocks",)
+
+    def __init__(self) -> None:
+        self.blocks: dict[int, tuple[int, Any]] = {}
+
+    def add(self, addr: int, size: int, backing: Any) -> None:
+        """Remember a released block whose bytes ``backing`` (a weak reference) owns."""
+        self.blocks[addr] = (size, backing)
+
+    def find(self, addr: int) -> int | None:
+        """The start of a released block holding ``addr`` whose bytes are still owned."""
+        dead = []
+        hit = None
+        for start, (size, ref) in self.blocks.items():
+            if ref() is None:
+                dead.append(start)
+            elif start <= addr < start + size:
+                hit = start
+        for start in dead:
+            del self.blocks[start]
+        return hit
+
+
+#: Process-wide, because host addresses are (see ``_Released``).
+RELEASED_PINNED = _Released()
+
+#: ``sys.getrefcount`` of a bytes object the program holds through exactly one reference,
+#: seen from ``MemorySystem.may_write`` (see there).
+_BYTES_PRIVATE_REFS = 4
+#: Offset of a bytes object's data from its start (CPython: the header, then ``ob_sval``).
+_BYTES_DATA_OFFSET = sys.getsizeof(b"") - 1
+
+
+def _bytes_hashed(obj: bytes, addr: int) -> bool:
+    """True if CPython has cached the hash of ``obj`` (it was a dict key, a set member or a
+    constant the compiler deduplicated): then something else may rely on its value.
+
+    CPython's ``PyBytesObject`` keeps the cached hash (-1 = none yet) in ``ob_shash``, the
+    field just before the data. Read only where that layout is known to hold.
+    """
+    if sys.implementation.name != "cpython" or sys.version_info >= (3, 14) \
+            or addr != id(obj) + _BYTES_DATA_OFFSET or _BYTES_DATA_OFFSET < 8:
+        return False
+    return ctypes.c_ssize_t.from_address(addr - 8).value != -1
+
+
 class MemorySystem:
     """All regions of one session: device pools, pinned host blocks and pageable buffers."""
 
@@ -262,6 +436,11 @@ class MemorySystem:
     #: dropped first. Real pyACL keeps nothing alive; samples rely on a temporary ``bytes``
     #: surviving one call (``bytes_to_ptr(arr.tobytes())``), so a few are kept.
     ORPHANS_KEPT = 64
+    #: Freed pinned blocks whose bytes stay owned for a while (newest first out last), so
+    #: nothing else can be given their address and a stale pointer is a certain use after
+    #: free; at most this many blocks and ``QUARANTINE_BYTES`` (the newest is always kept).
+    QUARANTINE_BLOCKS = 16
+    QUARANTINE_BYTES = 64 * MiB
 
     def __init__(self, profile: DeviceProfile, device_count: int) -> None:
         self.profile = profile
@@ -273,6 +452,8 @@ class MemorySystem:
         self.pinned_used = 0
         self._pageable: OrderedDict[int, Region] = OrderedDict()
         self._host_display_next = HOST_DISPLAY_BASE
+        self._quarantine: deque[np.ndarray] = deque()
+        self._quarantine_bytes = 0
 
     # ----------------------------------------------------------------- allocation
     def _new_region(self, kind: int, device: int, addr: int, size: int, requested: int,
@@ -290,16 +471,26 @@ class MemorySystem:
                      align32_only: bool = False, dvpp: bool = False) -> Region:
         """Allocate device (or DVPP) memory with aclrtMalloc's rounding and page policies.
 
+        ``size`` is a size_t (taken modulo 2**64, as the C API receives it). Only 0 and a size
+        whose rounding overflows size_t are parameter errors; any other size is tried and
+        fails with out of memory when the device cannot hold it (RT-impl ``memory.cpp``
+        ``aclMallocMemInner``: ``ACL_REQUIRES_POSITIVE``, ``GetAlignedAndPaddingSize``, then
+        ``rtMalloc``, whose driver out-of-memory maps to 207001 in ``errcode_manage.cc``).
+
         Raises:
             AclError: 100000 for size 0 or an overflowing size, 207001 when the device is
                 full (or huge pages run out under HUGE_ONLY), 207000 for 1 GiB pages on a
                 SoC without them.
         """
-        if size <= 0 or size > MAX_ALLOC:
-            raise AclError(100000, f"size {size} is invalid: it must be > 0"
-                           + (" and not overflow the rounding" if size > 0 else ""))
-        mem = self.devices[device]
+        size = size_t(size)
         page_policy = policy & 0xFF
+        padded = not (align32_only or page_policy in (6, 7))
+        if size == 0:
+            raise AclError(100000, "size 0 is invalid: it must be > 0")
+        if rounding_overflows(size, APPEND_PADDED if padded else APPEND_ALIGN32):
+            raise AclError(100000, f"size {size} is invalid: rounding it up to a multiple "
+                                   "of 32 (plus padding) overflows size_t")
+        mem = self.devices[device]
         if page_policy in (6, 7):
             if not self.profile.supports_huge1g:
                 raise AclError(207000, f"1 GiB huge pages (policy {policy}) are not supported "
@@ -345,9 +536,15 @@ class MemorySystem:
                                f"free of {mem.capacity} on device {device}")
 
     def alloc_pinned(self, size: int, call: int) -> Region:
-        """Page-locked host memory from aclrtMallocHost: a real, 64-byte-aligned buffer."""
-        if size <= 0 or size > MAX_ALLOC:
-            raise AclError(100000, f"size {size} is invalid: it must be > 0")
+        """Page-locked host memory from aclrtMallocHost: a real, 64-byte-aligned buffer.
+
+        ``size`` is a size_t: only 0 is a parameter error; anything larger than the pinned
+        limit is out of memory (RT-impl ``memory.cpp`` ``aclrtMallocHostImpl`` checks
+        ``ACL_REQUIRES_POSITIVE`` and passes the rest to ``rtMallocHost``).
+        """
+        size = size_t(size)
+        if size == 0:
+            raise AclError(100000, "size 0 is invalid: it must be > 0")
         if self.pinned_used + size > self.profile.host_pinned_limit:
             raise AclError(207001, f"out of page-locked host memory: {size} bytes requested, "
                                    f"{self.profile.host_pinned_limit - self.pinned_used} left")
@@ -361,6 +558,7 @@ class MemorySystem:
         self._check_host_addr(addr, size)
         r = self._new_region(HOST_PINNED, -1, addr, size, size, 0, POOL_HOST, size, buf,
                              call, -1)
+        r.backing = weakref.ref(raw)
         self.pinned_used += size
         self.host_index.add(r)
         return r
@@ -380,10 +578,12 @@ class MemorySystem:
         if old is not None and old.kind == HOST_PAGEABLE:
             self._drop_pageable(old)
         self._check_host_addr(addr, nbytes)
+        read_only = array_read_only(obj, addr, nbytes) if isinstance(obj, np.ndarray) else ""
         buf = _writable_view(addr, nbytes)
         r = self._new_region(HOST_PAGEABLE, -1, addr, nbytes, nbytes, 0, POOL_HOST, 0, buf,
                              call, -1)
         r.obj = obj
+        r.read_only = read_only
         if nbytes:
             self.host_index.add(r)
         self._pageable[r.id] = r
@@ -396,11 +596,12 @@ class MemorySystem:
                                    "address window; the emulator cannot tell them apart")
 
     def _drop_pageable(self, r: Region) -> None:
+        # Python frees the buffer and may reuse the address at once, so it does not go to the
+        # graveyard: a later use of the address is raw host memory, as it is on hardware.
         r.live = False
         r.obj = None
         if r.size:
             self.host_index.remove(r)
-            self.graveyard.add(r)
         self._pageable.pop(r.id, None)
 
     def _reclaim_orphans(self) -> None:
@@ -421,8 +622,22 @@ class MemorySystem:
             self.host_index.remove(r)
             if r.kind == HOST_PINNED:
                 self.pinned_used -= r.size
+                self._release_pinned(r)
         self.graveyard.add(r)
         r.buf = np.zeros(0, np.uint8)
+
+    def _release_pinned(self, r: Region) -> None:
+        """Keep a freed pinned block's bytes owned for a while (see QUARANTINE_BLOCKS)."""
+        raw = r.backing() if r.backing is not None else None
+        if raw is None:
+            return
+        RELEASED_PINNED.add(r.addr, r.size, r.backing)
+        q = self._quarantine
+        q.append(raw)
+        self._quarantine_bytes += raw.nbytes
+        while len(q) > 1 and (len(q) > self.QUARANTINE_BLOCKS
+                              or self._quarantine_bytes > self.QUARANTINE_BYTES):
+            self._quarantine_bytes -= q.popleft().nbytes
 
     # ----------------------------------------------------------------- resolution
     @staticmethod
@@ -437,13 +652,20 @@ class MemorySystem:
         return self.host_index.find(addr)
 
     def find_freed(self, addr: int) -> Region | None:
-        """The most recently freed region that contained ``addr``, or None."""
+        """The most recently freed region that contained ``addr``, or None.
+
+        A freed host block counts only while its bytes are still owned (quarantined, or
+        held by someone): after that Python may have given the address to a new buffer.
+        """
         idx = self.graveyard
         i = bisect_right(idx.starts, addr) - 1
         best: Region | None = None
         for j in range(i, max(-1, i - 32), -1):
             r = idx.regions[j]
             if r.addr <= addr < r.addr + r.size and (best is None or r.id > best.id):
+                if r.kind in (HOST_PINNED, HOST_PAGEABLE) and (
+                        r.backing is None or r.backing() is None):
+                    continue
                 best = r
         return best
 
@@ -463,9 +685,12 @@ class MemorySystem:
                 raise AccessError(code, f"{what} {addr:#x} points into "
                                         f"{KIND_NAMES[dead.kind]} allocation #{dead.id}, "
                                         "which was already freed", "freed", dead.id)
-            raise AccessError(code, f"{what} {addr:#x} is not memory the emulator knows: "
-                                    "use acl.rt.malloc / malloc_host or acl.util.bytes_to_ptr "
-                                    "/ numpy_to_ptr to get pointers", "unknown")
+            if self.is_device_addr(addr):
+                raise AccessError(code, f"{what} {addr:#x} is not memory the emulator knows: "
+                                        "use acl.rt.malloc / malloc_host or "
+                                        "acl.util.bytes_to_ptr / numpy_to_ptr to get "
+                                        "pointers", "unknown")
+            return self.raw_region(addr, nbytes, what, code)
         end = addr + nbytes
         if end > r.addr + r.size:
             over = end - (r.addr + r.size)
@@ -474,25 +699,111 @@ class MemorySystem:
                                     f"({r.size} bytes)", "out_of_bounds", r.id, over)
         return r
 
+    def raw_region(self, addr: int, nbytes: int, what: str, code: int = 107000) -> Region:
+        """A region for raw host memory ``[addr, addr+nbytes)`` that is mapped readable.
+
+        Real ACL accepts any valid host address; an invalid one fails inside the driver
+        (``drvMemcpy``, closed source), whose invalid-value error the runtime maps to 107000
+        (``errcode_manage.cc``: DRV_ERROR_INVALID_VALUE -> RT_ERROR_DRV_INPUT ->
+        ACL_ERROR_RT_PARAM_INVALID). The region is not indexed: mappings change, so every
+        use resolves (and checks) the range again. ``read_only`` says whether it is writable.
+
+        Raises:
+            AccessError: ``code`` with reason "freed" (a released pinned block whose bytes
+                are still owned) or "unmapped".
+        """
+        start = RELEASED_PINNED.find(addr)
+        if start is not None:
+            raise AccessError(code, f"{what} {addr:#x} points into pinned host memory that "
+                                    "was freed (acl.rt.free_host, or the end of the session "
+                                    "that allocated it)", "freed")
+        maps = host_mappings()
+        why = host_range_problem(addr, nbytes, False, maps)
+        if why:
+            raise AccessError(code, f"{what}: {why}; real ACL accepts any valid host "
+                                    "address, but this one is not", "unmapped")
+        r = Region(-1, HOST_PAGEABLE, -1, addr, nbytes, nbytes, 0, POOL_HOST, 0,
+                   _writable_view(addr, nbytes), -1)
+        r.raw = True
+        why = host_range_problem(addr, nbytes, True, maps) if nbytes else ""
+        r.read_only = f"raw host memory whose {why.partition('the ')[2]}" if why else ""
+        return r
+
+    @staticmethod
+    def may_write(r: Region) -> str:
+        """Why the program may not write ``r`` now, or "" when it may.
+
+        A ``bytes`` object is writable only while the program holds it through one reference
+        (``out = bytes(n)``, the pattern of the public samples, which copy device data into
+        it and read it with ``np.frombuffer``). Any other bytes is shared: CPython's cached
+        one-byte and empty objects (``b"A"``, ``bytes(1)``, ``b""``), a hashed one (a dict
+        key, or a constant the compiler deduplicated, such as ``b"\\0" * 64`` written in a
+        program's source), or one object under two names; writing into it would change
+        every use of it in the process. (A constant of a module loaded from a ``.pyc`` that
+        nothing hashed looks private: that case is not caught.)
+        """
+        if r.read_only:
+            return r.read_only
+        obj = r.obj
+        if isinstance(obj, np.ndarray):
+            if not obj.flags.writeable:
+                return ("a read-only numpy array (writeable=False, as for np.memmap(mode='r') "
+                        "or np.frombuffer of bytes)")
+        # References counted: the region's, this frame's ``obj``, getrefcount's argument,
+        # and the program's own one.
+        elif isinstance(obj, bytes) and (len(obj) <= 1
+                                         or sys.getrefcount(obj) > _BYTES_PRIVATE_REFS
+                                         or _bytes_hashed(obj, r.addr)):
+            return ("a bytes object the program does not hold alone (an interned or "
+                    "cached object such as b\"A\", a constant of the code or a dict key "
+                    "(it has been hashed), or one object under several names): bytes "
+                    "are immutable and shared, so a write would change every use of it")
+        return ""
+
+    @staticmethod
+    def still_mapped(r: Region, write: bool) -> str:
+        """For raw memory: why its range can no longer be accessed, or "" (check again
+        right before a task touches it: the program may have unmapped it since)."""
+        if not r.raw or not r.size:
+            return ""
+        return host_range_problem(r.addr, r.size, write)
+
     # ----------------------------------------------------------------- bytes
     @staticmethod
     def read(r: Region, offset: int, nbytes: int) -> np.ndarray:
         """Copy ``nbytes`` bytes out of a region."""
         return r.buf[offset:offset + nbytes].copy()
 
-    @staticmethod
-    def write(r: Region, offset: int, data: bytes) -> None:
-        """Write bytes into a region and mark them initialised."""
+    @classmethod
+    def write(cls, r: Region, offset: int, data: bytes) -> None:
+        """Write bytes into a region and mark them initialised.
+
+        Raises:
+            AccessError: 107000 "read_only" if the program may not write the region (the
+                last guard: callers refuse such writes before queueing them).
+        """
+        cls._guard_write(r)
         n = len(data)
         r.buf.data[offset:offset + n] = data
         if r.written is not None:
             r.mark_written(offset, offset + n)
 
-    @staticmethod
-    def fill(r: Region, offset: int, value: int, nbytes: int) -> None:
-        """memset: write the low 8 bits of ``value`` into every byte (RT2 drvMemsetD8)."""
+    @classmethod
+    def fill(cls, r: Region, offset: int, value: int, nbytes: int) -> None:
+        """memset: write the low 8 bits of ``value`` into every byte (RT2 drvMemsetD8).
+
+        Raises:
+            AccessError: 107000 "read_only", as ``write``.
+        """
+        cls._guard_write(r)
         r.buf[offset:offset + nbytes] = value & 0xFF
         r.mark_written(offset, offset + nbytes)
+
+    @classmethod
+    def _guard_write(cls, r: Region) -> None:
+        why = cls.may_write(r) or cls.still_mapped(r, True)
+        if why:
+            raise AccessError(107000, f"refused to write into {why}", "read_only", r.id)
 
     def live_regions(self) -> list[Region]:
         """Every live device, DVPP and pinned region (not pageable buffers)."""

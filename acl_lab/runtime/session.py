@@ -842,13 +842,16 @@ class Session:
         return self.memory.resolve(ptr, nbytes, what)
 
     def _copy_regions(self, dst: int, src: int, count: int) -> tuple[Region, Region, int]:
-        """Resolve the start of both sides; returns (dst region, src region, inferred kind)."""
+        """Resolve the start of both sides; returns (dst region, src region, inferred kind).
+
+        Raw host memory (no region holds it) is resolved for the whole ``count``: its pages
+        must be mapped (see ``MemorySystem.raw_region``)."""
         rd = self.memory.find(dst)
         if rd is None:
-            rd = self.memory.resolve(dst, 1, "destination")
+            rd = self.memory.resolve(dst, count, "destination")
         rs = self.memory.find(src)
         if rs is None:
-            rs = self.memory.resolve(src, 1, "source")
+            rs = self.memory.resolve(src, count, "source")
         d_dev = rd.kind in (DEVICE, DVPP)
         s_dev = rs.kind in (DEVICE, DVPP)
         kind = (D2D if d_dev else D2H) if s_dev else (H2D if d_dev else H2H)
@@ -871,6 +874,7 @@ class Session:
         if dst == src:
             return None
         rd, rs, inferred = self._copy_regions(dst, src, count)
+        self._refuse_read_only(cid, rd, dst, "memcpy destination")
         if kind in (H2H, H2D, D2H, D2D) and kind != inferred:
             names = ("HOST_TO_HOST", "HOST_TO_DEVICE", "DEVICE_TO_HOST", "DEVICE_TO_DEVICE")
             self.diag(cid, "memcpy_kind",
@@ -916,6 +920,7 @@ class Session:
         r = self._memset_checks(ptr, max_count, count)
         if r is None:
             return
+        self._refuse_read_only(cid, r, ptr, "memset pointer")
         if r.kind in (HOST_PINNED, HOST_PAGEABLE):
             self._check_range(r, ptr, count)
             self.memory.fill(r, ptr - r.addr, value, count)
@@ -926,6 +931,23 @@ class Session:
         task.fill = value
         task.nbytes = count
         self._sync_task(th, task, [(r, ptr - r.addr, count, True)])
+
+    def _refuse_read_only(self, cid: int, r: Region, ptr: int, what: str) -> None:
+        """Refuse a write into memory the program may not write, before a byte moves.
+
+        Real ACL has no check of its own: the driver's copy into a read-only page fails
+        (``drvMemcpy``, closed source; its invalid-value error maps to 107000 in
+        ``errcode_manage.cc``) or the process dies with SIGSEGV; a write into a ``bytes``
+        object silently changes an immutable (maybe interned) object. The emulator refuses
+        with 107000 and a ``read_only_destination`` diagnostic for the finding.
+        """
+        why = self.memory.may_write(r)
+        if why:
+            # No address in the text: host addresses differ from run to run, the trace not.
+            at = f" (+{ptr - r.addr})" if ptr != r.addr else ""
+            self.diag(cid, "read_only_destination", f"the {what}{at} is {why}", level=2)
+            raise AclError(107000, f"the {what}{at} is {why}: the program may not write it, "
+                                   "so nothing was written")
 
     def _memset_checks(self, ptr: int, max_count: int, count: int) -> Region | None:
         if count == 0:
@@ -938,7 +960,7 @@ class Session:
             raise AclError(100000, "count must not be negative")
         r = self.memory.find(ptr)
         if r is None:
-            r = self.memory.resolve(ptr, 1, "memset pointer")
+            r = self.memory.resolve(ptr, count, "memset pointer")
         return r
 
     def memcpy_async(self, th: HostThread, cid: int, dst: int, dest_max: int, src: int,
@@ -989,6 +1011,7 @@ class Session:
         r = self._memset_checks(ptr, max_count, count)
         if r is None:
             return
+        self._refuse_read_only(cid, r, ptr, "memset pointer")
         if r.kind in (HOST_PINNED, HOST_PAGEABLE):
             self._check_range(r, ptr, count)
             self.memory.fill(r, ptr - r.addr, value, count)
@@ -1151,6 +1174,13 @@ class Session:
             if not r.live or a.offset + a.length > r.size:
                 self._fail_task(t, a)
                 return
+            # Raw host pages may have been unmapped since the call; and no write may reach
+            # memory the program may not write (the calls refuse it; this is the last guard).
+            why = self.memory.still_mapped(r, a.write) or (
+                self.memory.may_write(r) if a.write else "")
+            if why:
+                self._fail_task(t, a, why)
+                return
         kernel = t.kernel is not None
         if kernel:
             t.inputs = []
@@ -1202,9 +1232,11 @@ class Session:
                     self.hooks.on_landed(t, r, a.offset, t.payload)
         t.payload = None
 
-    def _fail_task(self, t: Task, a: Access) -> None:
+    def _fail_task(self, t: Task, a: Access, why: str = "") -> None:
         r = a.region
-        if not r.live:
+        if why:
+            why = f"{'destination' if a.write else 'source'} host memory: {why}"
+        elif not r.live:
             why = (f"{KIND_NAMES[r.kind]} allocation #{r.id} was freed before the task ran "
                    "(free does not wait for queued tasks: synchronize first)")
         else:

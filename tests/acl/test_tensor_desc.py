@@ -16,6 +16,7 @@ from acl_lab.constants import (
     ACL_INT32,
     ACL_SUCCESS,
 )
+from acl_lab.runtime.session import Session
 
 
 def test_desc_size_is_element_count_times_type_size(ready: ModuleType) -> None:
@@ -79,3 +80,38 @@ def test_set_model_dir_needs_a_folder_and_is_set_once(ready: ModuleType, tmp_pat
     assert ready.op.set_model_dir(str(tmp_path / "missing")) == 100003
     assert ready.op.set_model_dir(str(tmp_path)) == ACL_SUCCESS
     assert ready.op.set_model_dir(str(tmp_path)) == 100002
+
+
+# ----------------------------------------------------------------------------- C-type sizes
+
+
+def _ret_of_last_call(session: Session) -> int:
+    return int(session.trace().calls["ret"][-1])
+
+
+def test_dims_outside_int64_are_refused_with_100000(ready: ModuleType, session: Session) -> None:
+    """A dim that does not fit int64_t gives a null desc and 100000, no OverflowError."""
+    assert ready.create_tensor_desc(ACL_FLOAT, [2**64], ACL_FORMAT_ND) == 0
+    assert _ret_of_last_call(session) == ACL_ERROR_INVALID_PARAM
+    assert ready.create_tensor_desc(ACL_FLOAT, [-(2**63) - 1], ACL_FORMAT_ND) == 0
+    d = ready.create_tensor_desc(ACL_FLOAT, [2], ACL_FORMAT_ND)
+    assert ready.set_tensor_shape(d, [2**63]) == ACL_ERROR_INVALID_PARAM
+    assert ready.get_tensor_desc_dim_v2(d, 0) == (2, ACL_SUCCESS)
+
+
+@pytest.mark.parametrize(("dims", "count", "size"), [
+    ([2**63 - 1], 2**63 - 1, 0),          # count fits size_t, x 4 bytes does not
+    ([2**63 - 1, 2], 2**64 - 2, 0),       # count still fits size_t
+    ([4, 2**62], 0, 0),                   # count overflows size_t: 0
+    ([2**30, 2**30], 2**60, 2**62),       # fits both
+    ([3, -1], 0, 0),                      # dynamic dim
+    ([], 1, 4),                           # scalar
+])
+def test_counts_and_sizes_are_size_t_with_overflow_to_zero(ready: ModuleType, dims: list[int],
+                                                           count: int, size: int) -> None:
+    """Element count and size as aclGetTensorDescElementCount / Size compute them: a product
+    that overflows size_t is 0, never a number larger than 2**64."""
+    d = ready.create_tensor_desc(ACL_FLOAT, dims, ACL_FORMAT_ND)
+    assert d != 0
+    assert ready.get_tensor_desc_element_count(d) == count
+    assert ready.get_tensor_desc_size(d) == size

@@ -17,6 +17,9 @@ Kinds:
   model of another context): which stream or model, whose context, which context was current.
 - ``pageable_async_copy`` and ``misaligned_host_buffer``: the runtime's warnings on
   ``memcpy_async``, one finding per call site with a count.
+- ``read_only_destination``: copies and memsets the runtime refused (107000) because their
+  destination is memory the program may not write (a ``bytes`` object, a read-only numpy
+  array, read-only pages), one finding per call site.
 """
 
 from __future__ import annotations
@@ -632,5 +635,38 @@ def misaligned_host_buffer(trace: Any) -> list[Finding]:
     return out
 
 
+# ------------------------------------------------------------------------------ read-only memory
+
+
+def read_only_destination(trace: Any) -> list[Finding]:
+    """Copies and memsets refused because the destination may not be written, per site."""
+    out: list[Finding] = []
+    diags = _diag_calls(trace, "read_only_destination")
+    text_of: dict[int, str] = {}
+    for c, t in diags:
+        text_of.setdefault(c, t)
+    for (file, line), cids in _by_site(trace, [c for c, _ in diags]).items():
+        cids = sorted(set(cids))
+        text = text_of[cids[0]]
+        bytes_dst = "bytes object" in text
+        n = len(cids)
+        msg = (f"{trace.call_name(cids[0])} at {file}:{line} tried to write into memory the "
+               f"program may not write ({_times(n)}): {text}. The runtime refused it with "
+               "107000 and wrote nothing. Rule: a copy or memset destination must be "
+               "writable memory: a bytes object is immutable (Python may share one, an "
+               "interned b\"A\" for instance, all over the process, so writing into it "
+               "changes every use), and a read-only numpy array or page (np.memmap "
+               "mode='r', a PROT_READ mmap) crashes the interpreter with SIGSEGV on real "
+               "hardware. Fix: copy into a writable numpy array (out = np.empty(n, "
+               "np.uint8), pass out.ctypes.data), a bytearray-backed buffer (np.frombuffer("
+               "bytearray(n), np.uint8)), or acl.rt.malloc_host memory read back with "
+               "acl.util.ptr_to_bytes"
+               + ("; acl.util.bytes_to_ptr is for sources only." if bytes_dst else "."))
+        out.append(Finding("read_only_destination", "error", msg, file, line, tuple(cids),
+                           {}, ((file, line),)))
+    return out
+
+
 CHECKS: tuple[Callable[[Any], list[Finding]], ...] = (
-    size_mismatch, context_not_set, wrong_context, pageable_async_copy, misaligned_host_buffer)
+    size_mismatch, context_not_set, wrong_context, pageable_async_copy, misaligned_host_buffer,
+    read_only_destination)
