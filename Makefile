@@ -53,7 +53,7 @@ $(BIN)/python:
 	fi
 	@$(PIP) install $(PIP_FLAGS) --upgrade pip
 
-# Test extra (a superset of the runtime deps). Old stamps are removed so a changed
+# Test extra (a superset of the lab extra). Old stamps are removed so a changed
 # pyproject.toml triggers exactly one reinstall.
 $(TEST_STAMP): | $(BIN)/python
 	@echo ">> installing acl_lab with the test extra into $(VENV)"
@@ -62,9 +62,9 @@ $(TEST_STAMP): | $(BIN)/python
 	@touch $@ $(LAB_STAMP)
 
 $(LAB_STAMP): | $(BIN)/python
-	@echo ">> installing acl_lab into $(VENV)"
+	@echo ">> installing acl_lab with the lab extra (the course) into $(VENV)"
 	@rm -f $(VENV)/.stamp-lab-*
-	$(PIP) install $(PIP_FLAGS) -e .
+	$(PIP) install $(PIP_FLAGS) -e '.[lab]'
 	@touch $@
 
 # --- commands ----------------------------------------------------------------------------

@@ -81,9 +81,12 @@ def __getattr__(name: str) -> Any:
     """Views, the zoo, grading and the ladder load on first use (``import acl_lab`` stays light:
     no plotly)."""
     if name in _VIEWS:
-        from .tracer import views
+        from .tracer import views  # plotly missing: MissingExtra naming the views extra
         return getattr(views, name)
     if name == "explore":
+        from ._extras import require
+        for module in ("ipywidgets", "anywidget"):
+            require(module, "lab", "acl_lab.explore (the explorer widget)")
         from .tracer.views.widgets import explore
         return explore
     if name in ("zoo", "grading", "ladder"):

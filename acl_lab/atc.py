@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ._extras import MissingExtra
 from .runtime.model import (
     ACL_FORMAT_NCHW,
     ACL_FORMAT_ND,
@@ -949,9 +950,9 @@ def convert_onnx(model_path: str, *, soc_version: str, name: str | None = None,
     """
     try:
         import onnx
-    except ImportError:  # pragma: no cover
-        raise AtcError("ERROR: the 'onnx' package is needed to convert ONNX models "
-                       "(pip install onnx)") from None
+    except ImportError:
+        raise AtcError(f"ERROR: {MissingExtra('onnx', 'atc', 'converting ONNX models')}"
+                       ) from None
     try:
         proto = onnx.load(model_path)
     except Exception as e:

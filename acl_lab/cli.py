@@ -28,6 +28,8 @@ from typing import Any
 
 from . import __version__
 from ._extras import MissingExtra
+from . import __version__
+from ._extras import MissingExtra
 from .runtime.errors import DeadlockError
 from .runtime.profiles import PROFILES
 
@@ -35,6 +37,7 @@ from .runtime.profiles import PROFILES
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="acl-lab", description="acl_lab: an AscendCL (pyACL) "
                                 "emulator with a tracer, for learning CANN without an NPU.")
+    p.add_argument("--version", action="version", version=f"acl-lab {__version__}")
     sub = p.add_subparsers(dest="command", required=True)
     r = sub.add_parser("run", help="run a pyACL program on the emulator")
     r.add_argument("--profile", default="Ascend310P3", choices=sorted(PROFILES),
@@ -64,6 +67,9 @@ def _parser() -> argparse.ArgumentParser:
     from .grading.grade import add_arguments as add_grade_arguments
     add_grade_arguments(sub.add_parser("grade", help="grade submitted exercise notebooks "
                                        "(CSV and HTML feedback per learner)"))
+    from .course import add_arguments as add_course_arguments
+    add_course_arguments(sub.add_parser("course", help="copy the course notebooks and "
+                                        "exercises into a folder (--solutions for instructors)"))
     return p
 
 

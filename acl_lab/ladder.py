@@ -130,6 +130,8 @@ def make_jpeg(seed: int = 0, width: int = JPEG_WIDTH, height: int = JPEG_HEIGHT,
     The picture is smooth on purpose: DVPP decodes to YUV420SP and the host path to RGB,
     and smooth colour survives both chroma subsamplings nearly alike.
     """
+    from ._extras import require
+    require("PIL", "media", "the ladder's test pictures")
     from PIL import Image
 
     rng = np.random.default_rng(seed)
@@ -156,6 +158,8 @@ def make_jpeg(seed: int = 0, width: int = JPEG_WIDTH, height: int = JPEG_HEIGHT,
 
 def decode_rgb(jpeg: bytes) -> np.ndarray:
     """The picture as an (H, W, 3) uint8 RGB array (libjpeg through Pillow)."""
+    from ._extras import require
+    require("PIL", "media", "decoding pictures on the host")
     from PIL import Image
 
     with Image.open(io.BytesIO(jpeg)) as im:

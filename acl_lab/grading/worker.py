@@ -140,7 +140,6 @@ def solution_dirs(extra: Iterable[str] = ()) -> list[str]:
     """The solutions folders to protect: the repository's ``solutions/`` next to the package,
     the ones in ``ACL_LAB_SOLUTIONS_DIR`` and ``extra``; resolved, existing or not."""
     import acl_lab
-
     from acl_lab.course import SHIPPED
 
     found = [str(Path(acl_lab.__file__).resolve().parent.parent / "solutions"),

@@ -392,6 +392,8 @@ def jpeg_predict_dec_size(s: Session, ptr: int, size: int, out_format: int) -> i
 
 def _decode_yuv(data: bytes, info: JpegInfo) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Y, Cb, Cr planes (uint8, full resolution) of a JPEG, decoded by Pillow."""
+    from .._extras import require
+    require("PIL", "media", "JPEG decoding (DVPP JPEGD)")
     from PIL import Image
 
     im: Image.Image = Image.open(io.BytesIO(data))
@@ -1102,6 +1104,8 @@ def jpeg_predict_enc_size(s: Session, in_handle: int, cfg_handle: int) -> int:
 
 def encode_sp420_jpeg(data: bytes, lay: Layout, level: int) -> bytes:
     """YUV420SP -> baseline Huffman JPEG (4:2:0) with Pillow (libjpeg), no RGB round trip."""
+    from .._extras import require
+    require("PIL", "media", "JPEG encoding (DVPP JPEGE)")
     from PIL import Image
 
     y, u, v = planes(data, lay)

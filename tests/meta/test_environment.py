@@ -1,10 +1,11 @@
 """Binder/JupyterHub readiness: environment.yml asks for what the Makefile installs.
 
-``make lab`` installs ``pip install -e .`` (the runtime dependencies of pyproject.toml) and
-``make test`` adds the ``test`` extra; conda and Binder build from environment.yml instead. The
-two must resolve to the same package set: the same Python line, the same runtime requirements
-with the same specifiers, this package installed editable, and every requirement satisfied by
-the environment the tests run in.
+``make lab`` installs ``pip install -e '.[lab]'`` (the core dependencies of pyproject.toml and
+the ``lab`` extra, which names the ``views``, ``atc`` and ``media`` extras) and ``make test``
+installs the ``test`` extra (which names ``lab``); conda and Binder build from environment.yml
+instead. The two must resolve to the same package set: the same Python line, the same
+requirements with the same specifiers, this package installed editable with the lab extra,
+and every requirement satisfied by the environment the tests run in.
 """
 
 from __future__ import annotations
@@ -43,12 +44,32 @@ def _norm(req: str) -> tuple[str, str]:
     return r.name.lower().replace("_", "-"), str(r.specifier)
 
 
-def test_pip_section_equals_the_runtime_dependencies() -> None:
+def lab_requirements() -> list[str]:
+    """The core dependencies plus the ``lab`` extra, the extras it names expanded."""
+    project = _pyproject()["project"]
+    extras = project["optional-dependencies"]
+    out = list(project["dependencies"])
+    todo, seen = ["lab"], set()
+    while todo:
+        extra = todo.pop()
+        if extra in seen:
+            continue
+        seen.add(extra)
+        for req in extras[extra]:
+            r = Requirement(req)
+            if r.name.lower().replace("_", "-") == "acl-lab":
+                todo.extend(sorted(r.extras))
+            else:
+                out.append(req)
+    return out
+
+
+def test_pip_section_equals_the_lab_requirements() -> None:
     _, pip = _environment()
-    assert "-e ." in pip, "environment.yml must install this package (editable, like make)"
-    env_reqs = sorted(_norm(r) for r in pip if r != "-e .")
-    project_reqs = sorted(_norm(r) for r in _pyproject()["project"]["dependencies"])
-    assert env_reqs == project_reqs
+    assert "-e .[lab]" in pip, \
+        "environment.yml must install this package with the lab extra (editable, like make)"
+    env_reqs = sorted(_norm(r) for r in pip if not r.startswith("-e "))
+    assert env_reqs == sorted(_norm(r) for r in lab_requirements())
 
 
 def test_python_line_matches() -> None:
@@ -62,8 +83,8 @@ def test_python_line_matches() -> None:
 
 def test_makefile_installs_the_same_package_set() -> None:
     make = (ROOT / "Makefile").read_text()
-    assert re.search(r"\$\(PIP\) install \$\(PIP_FLAGS\) -e \.\s*$", make, re.M), \
-        "make lab must install the package with its runtime dependencies"
+    assert re.search(r"\$\(PIP\) install \$\(PIP_FLAGS\) -e '\.\[lab\]'\s*$", make, re.M), \
+        "make lab must install the package with the lab extra"
     assert "-e '.[test]'" in make, "make test must install the package with the test extra"
 
 
@@ -71,7 +92,7 @@ def test_the_running_environment_satisfies_environment_yml() -> None:
     """Every requirement of environment.yml is met by the packages the tests run with."""
     _, pip = _environment()
     missing = []
-    for req in (Requirement(r) for r in pip if r != "-e ."):
+    for req in (Requirement(r) for r in pip if not r.startswith("-e ")):
         try:
             version = metadata.version(req.name)
         except metadata.PackageNotFoundError:

@@ -8,6 +8,7 @@ where a module has the same name.
 
 from __future__ import annotations
 
+from . import _deps  # noqa: F401  (first: without plotly, one line naming the extra)
 from .call_table import call_table
 from .graphs import race_view, wait_graph
 from .memory_map import memory_map
