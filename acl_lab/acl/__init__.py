@@ -1,21 +1,28 @@
 """The emulated pyACL module: ``import acl`` resolves here under ``acl-lab run``.
 
 Same layout and names as the real binding: top-level ``init``/``finalize``/version and
-data-buffer functions; submodules ``acl.rt``, ``acl.util`` and ``acl.media``. Outputs come
-first and ``ret`` last; handles and pointers are ints; wrong argument types raise
-``TypeError("<name> args parse failed")``; error codes are the ACL header values. Like the
-real module, it defines no constants (use ``acl_lab.constants`` or your own).
+data-buffer functions; submodules ``acl.rt``, ``acl.mdl``, ``acl.op``, ``acl.util``,
+``acl.media``, ``acl.prof``, ``acl.blas``, ``acl.fv`` and ``acl.himpi``. Outputs come first and
+``ret`` last; handles and pointers are ints; wrong argument types raise the binding's
+``TypeError`` (``"<name> args parse failed"`` and its variants); error codes are the ACL header
+values. Every entry of the binding's method table exists (``_binding.TABLE``): the ones acl_lab
+does not emulate raise ``NotImplementedError`` saying why. Like the real module, it defines no
+constants (use ``acl_lab.constants`` or your own).
 """
 
 from __future__ import annotations
 
+import sys
+import types
 from typing import Any
+
+import numpy as np
 
 from ..constants import DATA_TYPE_SIZE, DATA_TYPE_SIZE_DEFAULT_CASE
 from ..runtime import compute
 from ..runtime.errors import AclError
 from ..runtime.session import Session
-from . import mdl, media, op, rt, util
+from . import _binding, mdl, media, op, prof, rt, util
 from ._boundary import acl_api
 
 S = Session
@@ -78,7 +85,7 @@ def get_recent_err_msg(s: S, th: Any, cid: int) -> str:
     return str(msg)
 
 
-@acl_api("acl.create_data_buffer", "aclCreateDataBuffer", "pL", out="value")
+@acl_api("acl.create_data_buffer", "aclCreateDataBuffer", "pk", out="value")
 def create_data_buffer(s: S, th: Any, cid: int, data: int, size: int) -> int:
     """A data-buffer handle for ``(data, size)``; nothing is validated (0, 0 is allowed).
 
@@ -123,7 +130,7 @@ def get_data_buffer_size_v2(s: S, th: Any, cid: int, buf: int) -> int:
     return s.data_buffer(buf).size
 
 
-@acl_api("acl.update_data_buffer", "aclUpdateDataBuffer", "kpL")
+@acl_api("acl.update_data_buffer", "aclUpdateDataBuffer", "kpk")
 def update_data_buffer(s: S, th: Any, cid: int, buf: int, data: int, size: int) -> None:
     """Point an existing data buffer at new memory. 100000 for a null buffer.
 
@@ -143,6 +150,47 @@ def data_type_size(s: S, th: Any, cid: int, dtype: int) -> int:
     return DATA_TYPE_SIZE.get(dtype, DATA_TYPE_SIZE_DEFAULT_CASE)
 
 
+#: aclLogLevel names (C-hdr acl_base.h: ACL_DEBUG 0, ACL_INFO 1, ACL_WARNING 2, ACL_ERROR 3)
+_LOG_LEVELS = {0: "DEBUG", 1: "INFO", 2: "WARNING", 3: "ERROR"}
+
+
+@acl_api("acl.app_log", "aclAppLog", "is", out="none")
+def app_log(s: S, th: Any, cid: int, level: int, message: str) -> None:
+    """Log ``message`` at ``level`` (0 debug, 1 info, 2 warning, 3 error); returns None.
+
+    Real ACL writes the line to the CANN log (plog, ``~/ascend/log``), never to stdout or
+    stderr (RT-impl ``log.cpp`` ``aclAppLogImpl``: "<tid> <func>:<file>:<line>: \"<msg>\"",
+    kept when the level passes the log level). The binding passes ``message`` as a "%s"
+    argument, so a ``%`` in it is printed as is.
+    Differs from real ACL: the line goes into the trace as a note at the call (kind
+    ``app_log``, with the caller's file:line), whatever the log level setting.
+    """
+    name = _LOG_LEVELS.get(level, f"LEVEL{level}")
+    s.diag(cid, "app_log", f"[{name}] {message}", level=0)
+
+
+@acl_api("acl.float16_to_float", "aclFloat16ToFloat", "H", out="value", default=0.0)
+def float16_to_float(s: S, th: Any, cid: int, bits: int) -> float:
+    """The float value of IEEE half-precision ``bits`` (uint16).
+
+    Differs from real ACL: no difference known (RT-impl ``types/fp16_impl.cpp``; numpy's
+    conversion is exact).
+    """
+    return float(np.array([bits], dtype=np.uint16).view(np.float16)[0])
+
+
+@acl_api("acl.float_to_float16", "aclFloatToFloat16", "f", out="value")
+def float_to_float16(s: S, th: Any, cid: int, value: float) -> int:
+    """The IEEE half-precision bits (uint16) of ``value``, rounded to nearest even.
+
+    Differs from real ACL: no difference known (RT-impl ``types/fp16_impl.cpp`` rounds to
+    nearest even like numpy; overflow gives infinity).
+    """
+    with np.errstate(over="ignore"):
+        half = np.array([value], dtype=np.float32).astype(np.float16)
+    return int(half.view(np.uint16)[0])
+
+
 # ----------------------------------------------------------------------------- tensor descs
 
 
@@ -151,7 +199,8 @@ def create_tensor_desc(s: S, th: Any, cid: int, dtype: int, dims: Any, fmt: int)
     """A tensor descriptor: note the argument order (dtype, dims list, format).
 
     ``dims`` must be a Python list (TypeError otherwise, as pyACL). Differs from real ACL:
-    no difference known.
+    a dim outside int64 (which the binding cannot pass as ``int64_t``) gives 0 with 100000
+    in the trace instead of an undocumented binding error.
     """
     if not isinstance(dims, list) or not all(isinstance(d, int) for d in dims):
         raise TypeError("acl.create_tensor_desc args parse failed: argument 2 is not list")
@@ -214,7 +263,7 @@ def get_tensor_desc_num_dims(s: S, th: Any, cid: int, desc: int) -> int:
     return len(compute.tensor_desc(s, desc).dims)
 
 
-@acl_api("acl.get_tensor_desc_dim", "aclGetTensorDescDim", "kL", out="value", default=-1)
+@acl_api("acl.get_tensor_desc_dim", "aclGetTensorDescDim", "kk", out="value", default=-1)
 def get_tensor_desc_dim(s: S, th: Any, cid: int, desc: int, index: int) -> int:
     """Dim ``index`` (deprecated: use get_tensor_desc_dim_v2); -1 when out of range.
 
@@ -223,7 +272,7 @@ def get_tensor_desc_dim(s: S, th: Any, cid: int, desc: int, index: int) -> int:
     return _dim(s, desc, index)
 
 
-@acl_api("acl.get_tensor_desc_dim_v2", "aclGetTensorDescDimV2", "kL", out=1)
+@acl_api("acl.get_tensor_desc_dim_v2", "aclGetTensorDescDimV2", "kk", out=1)
 def get_tensor_desc_dim_v2(s: S, th: Any, cid: int, desc: int, index: int) -> int:
     """``(dim, ret)``; ret 100000 when ``index`` is out of range.
 
@@ -243,11 +292,13 @@ def _dim(s: S, desc: int, index: int) -> int:
 def set_tensor_shape(s: S, th: Any, cid: int, desc: int, dims: Any) -> None:
     """Replace the dims of a desc.
 
-    Differs from real ACL: no difference known.
+    Differs from real ACL: a dim outside int64 returns 100000 (the binding cannot pass it as
+    ``int64_t``; what it does instead is not documented).
     """
     if not isinstance(dims, list) or not all(isinstance(d, int) for d in dims):
         raise TypeError("acl.set_tensor_shape args parse failed: argument 2 is not list")
-    compute.tensor_desc(s, desc).dims = list(dims)
+    d = compute.tensor_desc(s, desc)
+    d.dims = compute.int64_dims(dims, "acl.set_tensor_shape")
 
 
 @acl_api("acl.set_tensor_format", "aclSetTensorFormat", "ki")
@@ -259,7 +310,7 @@ def set_tensor_format(s: S, th: Any, cid: int, desc: int, fmt: int) -> None:
     compute.tensor_desc(s, desc).format = fmt
 
 
-@acl_api("acl.set_tensor_const", "aclSetTensorConst", "kpL")
+@acl_api("acl.set_tensor_const", "aclSetTensorConst", "kpk")
 def set_tensor_const(s: S, th: Any, cid: int, desc: int, ptr: int, size: int) -> None:
     """Mark an input constant with ``size`` bytes of host data at ``ptr`` (copied now).
 
@@ -297,7 +348,20 @@ def get_tensor_desc_name(s: S, th: Any, cid: int, desc: int) -> str:
     return compute.tensor_desc(s, desc).name
 
 
+# ----------------------------------------------------------------------------- the rest
+# Submodules the binding has and acl_lab does not emulate at all, then a stub for every entry
+# of the method table a module does not define (each raises NotImplementedError naming it).
+blas = types.ModuleType("acl_lab.acl.blas", "acl.blas: not emulated (see _binding).")
+fv = types.ModuleType("acl_lab.acl.fv", "acl.fv: not emulated (see _binding).")
+himpi = types.ModuleType("acl_lab.acl.himpi", "acl.himpi: not emulated (see _binding).")
+SUBMODULES = ("rt", "mdl", "op", "util", "media", "prof", "blas", "fv", "himpi")
+_binding.install_stubs(sys.modules[__name__], "acl")
+for _sub in SUBMODULES:
+    _binding.install_stubs(globals()[_sub], f"acl.{_sub}")
+
 __all__ = [
+    "app_log",
+    "blas",
     "create_data_buffer",
     "create_tensor_desc",
     "data_type_size",
@@ -305,6 +369,9 @@ __all__ = [
     "destroy_tensor_desc",
     "finalize",
     "finalize_reference",
+    "float16_to_float",
+    "float_to_float16",
+    "fv",
     "get_data_buffer_addr",
     "get_data_buffer_size",
     "get_data_buffer_size_v2",
@@ -319,10 +386,12 @@ __all__ = [
     "get_tensor_desc_size",
     "get_tensor_desc_type",
     "get_version",
+    "himpi",
     "init",
     "mdl",
     "media",
     "op",
+    "prof",
     "rt",
     "set_tensor_const",
     "set_tensor_desc_name",

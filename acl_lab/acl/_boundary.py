@@ -2,15 +2,23 @@
 
 Each emulated function is declared with its C name, an argument format in the spirit of
 ``PyArg_ParseTuple`` and its return shape. The decorator parses arguments (wrong types raise
-``TypeError("acl.x.y args parse failed")`` like the binding, and the runtime is not called),
-publishes the API-call hook with the caller's file:line, maps ``AclError`` to the integer
-code, shapes ``(value..., ret)``, and advances the device to the caller's clock.
-``DeadlockError`` is the one exception that passes through: a hang has no return code.
+``TypeError`` with the binding's own text for that function, from ``_binding.TABLE``, and the
+runtime is not called), publishes the API-call hook with the caller's file:line, maps
+``AclError`` to the integer code, shapes ``(value..., ret)``, and advances the device to the
+caller's clock. ``DeadlockError`` is the one exception that passes through: a hang has no
+return code.
 
-Format letters: ``i`` int32, ``I`` uint32, ``L`` int64, ``k`` uint64 (handle; negative
-values wrap like ``PyLong_AsUnsignedLongMask``), ``p`` a uint64 pointer (recorded relative to
-its allocation in the trace), ``s`` str, ``z`` str or None, ``O`` any object, ``C`` a
-callable, ``f`` float, ``|`` marks the start of optional arguments.
+Format letters are the binding's (CPython's ``PyArg_ParseTuple`` rules): ``i`` int32, ``h``
+int16 and ``b`` uint8 (range-checked), ``l``/``L`` int64, ``I``/``H``/``B`` unsigned 32/16/8
+bits (masked, no overflow check), all of which take any object with ``__index__`` (numpy
+integers too); ``k``/``K`` uint64 (handles and addresses: only a real ``int`` or ``bool``,
+negative values wrap like ``PyLong_AsUnsignedLongMask``); ``s`` str without NUL; ``z`` str or
+None; ``f``/``d`` float (ints too); ``O`` any object; ``|`` starts the optional arguments.
+acl_lab adds two refinements the audit maps back to the binding's letter: ``p`` is ``k`` for
+a pointer (recorded relative to its allocation in the trace) and ``C`` is ``O`` that must be
+callable (checked after parsing, ``TypeError("parameter must be callable")`` like the
+binding's wrappers). An empty format is the binding's wrapper that parses nothing: it accepts
+and ignores any positional arguments (53 entries, e.g. ``acl.rt.get_device(0)``).
 """
 
 from __future__ import annotations
@@ -23,6 +31,7 @@ from typing import Any, TypeVar
 
 from ..runtime.errors import AclError
 from ..runtime.session import current_session
+from ._binding import BY_NAME
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -36,53 +45,82 @@ _MISSING = object()
 _MASK64 = (1 << 64) - 1
 
 
-def _bad(name: str) -> TypeError:
-    return TypeError(f"{name} args parse failed")
+def _bad(name: str, cpython: str = "") -> TypeError:
+    """The binding's TypeError for a parse failure of ``name`` (``cpython``: the text
+    CPython itself gives, used where the binding lets it through)."""
+    entry = BY_NAME.get(name)
+    text = entry.message() if entry is not None else f"{name} args parse failed"
+    return TypeError(text if text is not None else cpython or f"{name}() bad arguments")
+
+
+#: what each integer letter accepts: (low, high) range checked, or a mask applied
+_RANGE = {"i": (-(1 << 31), (1 << 31) - 1), "h": (-(1 << 15), (1 << 15) - 1),
+          "b": (0, 255), "l": (-(1 << 63), (1 << 63) - 1), "L": (-(1 << 63), (1 << 63) - 1)}
+_MASK = {"I": 0xFFFFFFFF, "H": 0xFFFF, "B": 0xFF, "k": _MASK64, "K": _MASK64, "p": _MASK64}
+_INTS = "ihblLIHBkKp"
+
+
+def _count_text(nreq: int, nmax: int, given: int) -> str:
+    if nreq == nmax:
+        return f"function takes exactly {nmax} arguments ({given} given)"
+    if given < nreq:
+        return f"function takes at least {nreq} arguments ({given} given)"
+    return f"function takes at most {nmax} arguments ({given} given)"
 
 
 def _parse(name: str, fmt: str, args: tuple[Any, ...]) -> tuple[Any, ...]:
-    """Check and convert arguments like PyArg_ParseTuple would."""
+    """Check and convert arguments like PyArg_ParseTuple would (CPython's getargs.c rules:
+    ``k``/``K`` want ``PyLong_Check``, the other integer letters go through ``__index__``)."""
     required = fmt.find("|")
     letters = fmt.replace("|", "")
     nreq = len(letters) if required < 0 else required
     if not nreq <= len(args) <= len(letters):
-        raise _bad(name)
+        raise _bad(name, _count_text(nreq, len(letters), len(args)))
     out = list(args)
+    callable_needed = False
     for i, a in enumerate(args):
         c = letters[i]
-        if c in "iILkp":
-            if type(a) is not int:
+        if c in _INTS:
+            if c in "kKp":
+                if not isinstance(a, int):
+                    raise _bad(name, f"argument {i + 1} must be int, not {type(a).__name__}")
+                a = int(a)
+            elif type(a) is not int:
                 if isinstance(a, (float, str, bytes)):
-                    raise _bad(name)
+                    raise _bad(name, f"argument {i + 1} must be int, not {type(a).__name__}")
                 try:
                     a = operator.index(a)
                 except TypeError:
-                    raise _bad(name) from None
-            if c == "i" and not -(1 << 31) <= a < (1 << 31):
-                raise _bad(name)
-            if c == "I":
-                a &= 0xFFFFFFFF
-            elif c == "L" and not -(1 << 63) <= a < (1 << 63):
-                raise _bad(name)
-            elif c in "kp":
-                a &= _MASK64
+                    raise _bad(name, f"argument {i + 1} must be int, not "
+                                     f"{type(a).__name__}") from None
+            if c in _RANGE:
+                lo, hi = _RANGE[c]
+                if not lo <= a <= hi:
+                    raise _bad(name, f"argument {i + 1} is out of range")
+            else:
+                a &= _MASK[c]
             out[i] = a
         elif c == "s":
-            if not isinstance(a, str):
-                raise _bad(name)
+            if not isinstance(a, str) or "\0" in a:
+                raise _bad(name, f"argument {i + 1} must be str, not {type(a).__name__}")
         elif c == "z":
-            if a is not None and not isinstance(a, str):
-                raise _bad(name)
+            if a is not None and (not isinstance(a, str) or "\0" in a):
+                raise _bad(name, f"argument {i + 1} must be str or None, not "
+                                 f"{type(a).__name__}")
         elif c == "C":
-            if not callable(a):
-                raise _bad(name)
-        elif c == "f":
+            callable_needed = callable_needed or not callable(a)
+        elif c in "fd":
             if isinstance(a, (str, bytes)) or a is None:
-                raise _bad(name)
+                raise _bad(name, f"argument {i + 1} must be real number, not "
+                                 f"{type(a).__name__}")
             try:
                 out[i] = float(a)
             except (TypeError, ValueError):
-                raise _bad(name) from None
+                raise _bad(name, f"argument {i + 1} must be real number, not "
+                                 f"{type(a).__name__}") from None
+    if callable_needed:
+        # the binding's callback wrappers parse "O" and then check PyCallable_Check
+        raise TypeError("parameter must be callable")
     return tuple(out)
 
 
@@ -97,13 +135,19 @@ def _fast_check(fmt: str) -> str:
             parts.append(f"type({a}) is int and -2147483648 <= {a} <= 2147483647")
         elif c == "I":
             parts.append(f"type({a}) is int and 0 <= {a} <= 4294967295")
-        elif c == "L":
+        elif c in "lL":
             parts.append(f"type({a}) is int and -9223372036854775808 <= {a} "
                          "<= 9223372036854775807")
-        elif c in "kp":
+        elif c in "kKp":
             parts.append(f"type({a}) is int and 0 <= {a} <= 18446744073709551615")
+        elif c == "h":
+            parts.append(f"type({a}) is int and -32768 <= {a} <= 32767")
+        elif c in "bB":
+            parts.append(f"type({a}) is int and 0 <= {a} <= 255")
+        elif c == "H":
+            parts.append(f"type({a}) is int and 0 <= {a} <= 65535")
         elif c == "s":
-            parts.append(f"type({a}) is str")
+            parts.append(f"type({a}) is str and '\\0' not in {a}")
         else:
             parts.append("False")
     return " and ".join(parts) if parts else "True"
@@ -132,7 +176,8 @@ def acl_api(name: str, cname: str, fmt: str, out: int | str = 0, launch: bool = 
     Args:
         name: the pyACL spelling, e.g. ``"acl.rt.malloc"``.
         cname: the C API, e.g. ``"aclrtMalloc"``.
-        fmt: argument format (see the module docstring).
+        fmt: argument format (see the module docstring); ``""`` for a wrapper that parses
+            nothing and ignores any positional arguments.
         out: 0 -> return ``ret``; n >= 1 -> ``(v1, ..., vn, ret)``; ``"value"`` -> return the
             value only (C functions that return a pointer or size); ``"none"`` -> None.
         launch: the call submits device work (charged the profile's launch cost).
@@ -159,7 +204,11 @@ def acl_api(name: str, cname: str, fmt: str, out: int | str = 0, launch: bool = 
     def deco(impl: F) -> F:
         _REGISTRY[name] = {"cname": cname, "fmt": fmt, "out": out, "impl": impl}
         names = [f"a{i}" for i in range(len(letters))]
-        if nreq == len(letters):
+        if not fmt:
+            # the binding's wrappers that parse nothing ignore whatever they are given
+            head = (f"def {impl.__name__}(*ignored):\n"
+                    f"    args = ()\n")
+        elif nreq == len(letters):
             params = ", ".join(f"{n}=_M" for n in names)
             tup = f"({', '.join(names)}{',' if len(names) == 1 else ''})"
             fast = _fast_check(fmt)

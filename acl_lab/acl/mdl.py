@@ -32,7 +32,7 @@ def load_from_file(s: S, th: Any, cid: int, path: str) -> int:
     return M.load_from_file(s, th, cid, path)
 
 
-@acl_api("acl.mdl.load_from_mem", "aclmdlLoadFromMem", "pL", out=1)
+@acl_api("acl.mdl.load_from_mem", "aclmdlLoadFromMem", "pk", out=1)
 def load_from_mem(s: S, th: Any, cid: int, ptr: int, size: int) -> int:
     """``(model_id, ret)``: load a model from bytes in host memory (EP mode).
 
@@ -50,7 +50,7 @@ def query_size(s: S, th: Any, cid: int, path: str) -> tuple[int, int]:
     return M.query_size(path)
 
 
-@acl_api("acl.mdl.load_from_file_with_mem", "aclmdlLoadFromFileWithMem", "spLpL", out=1)
+@acl_api("acl.mdl.load_from_file_with_mem", "aclmdlLoadFromFileWithMem", "spkpk", out=1)
 def load_from_file_with_mem(s: S, th: Any, cid: int, path: str, work: int, work_size: int,
                             weight: int, weight_size: int) -> int:
     """``(model_id, ret)`` with caller-provided device memory (sizes from query_size).
@@ -115,7 +115,7 @@ def get_num_outputs(s: S, th: Any, cid: int, desc: int) -> int:
     return M.io_count(s, desc, True)
 
 
-@acl_api("acl.mdl.get_input_size_by_index", "aclmdlGetInputSizeByIndex", "kL", out="value")
+@acl_api("acl.mdl.get_input_size_by_index", "aclmdlGetInputSizeByIndex", "kk", out="value")
 def get_input_size_by_index(s: S, th: Any, cid: int, desc: int, index: int) -> int:
     """Bytes of input ``index``: the largest gear for dynamic batch; 8 for the
     ``ascend_mbatch_shape_data`` input (int64 [1]).
@@ -125,7 +125,7 @@ def get_input_size_by_index(s: S, th: Any, cid: int, desc: int, index: int) -> i
     return M.io_size(s, desc, index, False)
 
 
-@acl_api("acl.mdl.get_output_size_by_index", "aclmdlGetOutputSizeByIndex", "kL", out="value")
+@acl_api("acl.mdl.get_output_size_by_index", "aclmdlGetOutputSizeByIndex", "kk", out="value")
 def get_output_size_by_index(s: S, th: Any, cid: int, desc: int, index: int) -> int:
     """Bytes of output ``index``.
 
@@ -135,7 +135,7 @@ def get_output_size_by_index(s: S, th: Any, cid: int, desc: int, index: int) -> 
 
 
 def _dims_api(name: str, cname: str, output: bool, current: bool = False) -> Any:
-    @acl_api(name, cname, "kL", out=1, default={})
+    @acl_api(name, cname, "kk", out=1, default={})
     def dims(s: S, th: Any, cid: int, desc: int, index: int) -> dict[str, Any]:
         """``({'name', 'dimCount', 'dims'}, ret)``; ``({}, ret)`` on failure.
 
@@ -157,7 +157,7 @@ get_cur_output_dims = _dims_api("acl.mdl.get_cur_output_dims", "aclmdlGetCurOutp
 
 
 def _value_api(name: str, cname: str, fn: Any, output: bool, default: Any = -1) -> Any:
-    @acl_api(name, cname, "kL", out="value", default=default)
+    @acl_api(name, cname, "kk", out="value", default=default)
     def getter(s: S, th: Any, cid: int, desc: int, index: int) -> Any:
         """One property of an input or output.
 
@@ -225,7 +225,7 @@ def add_dataset_buffer(s: S, th: Any, cid: int, dataset: int, buf: int) -> int:
     return dataset
 
 
-@acl_api("acl.mdl.get_dataset_buffer", "aclmdlGetDatasetBuffer", "kL", out="value")
+@acl_api("acl.mdl.get_dataset_buffer", "aclmdlGetDatasetBuffer", "kk", out="value")
 def get_dataset_buffer(s: S, th: Any, cid: int, dataset: int, index: int) -> int:
     """The data buffer at ``index``; 0 when out of range (GE model_om2.cpp).
 
@@ -286,7 +286,7 @@ def execute_async(s: S, th: Any, cid: int, model_id: int, inputs: int, outputs: 
     M.execute(s, th, cid, model_id, inputs, outputs, stream)
 
 
-@acl_api("acl.mdl.set_dynamic_batch_size", "aclmdlSetDynamicBatchSize", "IkLL")
+@acl_api("acl.mdl.set_dynamic_batch_size", "aclmdlSetDynamicBatchSize", "IkkK")
 def set_dynamic_batch_size(s: S, th: Any, cid: int, model_id: int, dataset: int, index: int,
                            batch: int) -> None:
     """Choose the batch gear for executions with this input dataset.
@@ -312,3 +312,45 @@ def get_dynamic_batch(s: S, th: Any, cid: int, desc: int) -> dict[str, Any]:
     Differs from real ACL: no difference known.
     """
     return M.dynamic_batch(s, desc)
+
+
+# ----------------------------------------------------------------------------- dynamic HW
+
+
+@acl_api("acl.mdl.get_dynamic_hw", "aclmdlGetDynamicHW", "kk", out=1, default={})
+def get_dynamic_hw(s: S, th: Any, cid: int, desc: int, index: int) -> dict[str, Any]:
+    """``({'hwCount', 'hw'}, ret)``: the model's image-size gears, ``hw`` a list of
+    ``[height, width]`` pairs; ``{'hwCount': 0, 'hw': []}`` for a model without them (what
+    ``aclmdlGetDynamicHW`` fills in for a static model). ``index`` is accepted and unused,
+    as in the C API (binding row ``kk``). ``({}, ret)`` for an unknown desc.
+
+    Differs from real ACL: acl_lab's models have no image-size gears (its ATC converts
+    dynamic shapes only as dynamic batch), so every model answers with 0 gears.
+    """
+    M.desc(s, desc)
+    return {"hwCount": 0, "hw": []}
+
+
+@acl_api("acl.mdl.set_dynamic_hw_size", "aclmdlSetDynamicHWSize", "IkkKK")
+def set_dynamic_hw_size(s: S, th: Any, cid: int, model_id: int, dataset: int, index: int,
+                        height: int, width: int) -> None:
+    """Choose the image-size gear ``(height, width)`` for executions with this dataset.
+
+    Returns ret with the checks of set_dynamic_batch_size in the same order: 100000 for a
+    null dataset, a zero height or width, or an index with no buffer; 145003 for an unknown
+    model id; 145013 for a model that has no image-size gears.
+    Differs from real ACL: acl_lab's models have no image-size gears, so a call that passes
+    the argument checks returns 145013 like real ACL does for a model converted without
+    ``--dynamic_image_size`` (the code is the dynamic-batch one, unverified for HW).
+    """
+    ds = M.dataset(s, dataset)
+    if height == 0 or width == 0:
+        raise AclError(100000, f"image size {height}x{width}: height and width must be > 0")
+    if not 0 <= index < len(ds.buffers):
+        raise AclError(100000, f"the dataset has no buffer at index {index} (it has "
+                               f"{len(ds.buffers)})")
+    M.model(s, model_id, M.MODEL_ID_CODE)
+    raise AclError(M.DYNAMIC_BATCH_CODE,
+                   f"model {model_id} has no image-size gears (acl_lab's atc converts dynamic "
+                   "shapes only as dynamic batch, --dynamic_batch_size): "
+                   "acl.mdl.set_dynamic_hw_size cannot choose one")

@@ -84,7 +84,7 @@ def _list(conv: Any) -> Any:
     return f
 
 
-set_attr_bool = _setter("bool", "ksO", lambda v: bool(v))
+set_attr_bool = _setter("bool", "ksB", lambda v: bool(v))
 set_attr_int = _setter("int", "ksL", int)
 set_attr_float = _setter("float", "ksf", float)
 set_attr_string = _setter("string", "kss", str)
@@ -162,7 +162,7 @@ def destroy_handle(s: S, th: Any, cid: int, handle: int) -> None:
     compute.destroy_op_handle(s, cid, handle)
 
 
-@acl_api("acl.op.cast", "aclopCast", "kkkkik", launch=True)
+@acl_api("acl.op.cast", "aclopCast", "kkkkBk", launch=True)
 def cast(s: S, th: Any, cid: int, src_desc: int, src_buf: int, dst_desc: int, dst_buf: int,
          truncate: int, stream: int) -> None:
     """Queue a Cast to the destination desc's data type.

@@ -172,7 +172,7 @@ def create_stream(s: S, th: Any, cid: int) -> int:
     return s.create_stream(th, cid)
 
 
-@acl_api("acl.rt.create_stream_with_config", "aclrtCreateStreamWithConfig", "II", out=1)
+@acl_api("acl.rt.create_stream_with_config", "aclrtCreateStreamWithConfig", "ii", out=1)
 def create_stream_with_config(s: S, th: Any, cid: int, priority: int, flag: int) -> int:
     """``(stream, ret)`` with flags; PERSISTENT, CPU_SCHEDULE and DEVICE_USE_ONLY streams
     make synchronize_stream return at once (C-doc 06).
@@ -359,7 +359,7 @@ def destroy_event(s: S, th: Any, cid: int, event: int) -> None:
 # ----------------------------------------------------------------------------- memory
 
 
-@acl_api("acl.rt.malloc", "aclrtMalloc", "Li", out=1)
+@acl_api("acl.rt.malloc", "aclrtMalloc", "ki", out=1)
 def malloc(s: S, th: Any, cid: int, size: int, policy: int) -> int:
     """``(ptr, ret)``: device memory, 64-byte aligned, ``((size+63)//32)*32`` bytes.
 
@@ -372,7 +372,7 @@ def malloc(s: S, th: Any, cid: int, size: int, policy: int) -> int:
     return s.malloc(th, cid, size, policy, "normal")
 
 
-@acl_api("acl.rt.malloc_align32", "aclrtMallocAlign32", "Li", out=1)
+@acl_api("acl.rt.malloc_align32", "aclrtMallocAlign32", "ki", out=1)
 def malloc_align32(s: S, th: Any, cid: int, size: int, policy: int) -> int:
     """``(ptr, ret)``: like malloc but rounded up to 32 bytes with no padding.
 
@@ -381,7 +381,7 @@ def malloc_align32(s: S, th: Any, cid: int, size: int, policy: int) -> int:
     return s.malloc(th, cid, size, policy, "align32")
 
 
-@acl_api("acl.rt.malloc_cached", "aclrtMallocCached", "Li", out=1)
+@acl_api("acl.rt.malloc_cached", "aclrtMallocCached", "ki", out=1)
 def malloc_cached(s: S, th: Any, cid: int, size: int, policy: int) -> int:
     """``(ptr, ret)``: cache-able device memory, rounded like malloc.
 
@@ -390,7 +390,7 @@ def malloc_cached(s: S, th: Any, cid: int, size: int, policy: int) -> int:
     return s.malloc(th, cid, size, policy, "cached")
 
 
-@acl_api("acl.rt.malloc_host", "aclrtMallocHost", "L", out=1)
+@acl_api("acl.rt.malloc_host", "aclrtMallocHost", "k", out=1)
 def malloc_host(s: S, th: Any, cid: int, size: int) -> int:
     """``(ptr, ret)``: page-locked host memory (a real 64-byte-aligned buffer).
 
@@ -420,7 +420,7 @@ def free_host(s: S, th: Any, cid: int, ptr: int) -> None:
     s.free(th, cid, ptr, "host")
 
 
-@acl_api("acl.rt.memcpy", "aclrtMemcpy", "pLpLi")
+@acl_api("acl.rt.memcpy", "aclrtMemcpy", "pkpki")
 def memcpy(s: S, th: Any, cid: int, dst: int, dest_max: int, src: int, count: int,
            kind: int) -> None:
     """Synchronous copy of ``count`` bytes; the direction is taken from the pointers.
@@ -434,7 +434,7 @@ def memcpy(s: S, th: Any, cid: int, dst: int, dest_max: int, src: int, count: in
     s.memcpy(th, cid, dst, dest_max, src, count, kind)
 
 
-@acl_api("acl.rt.memcpy_async", "aclrtMemcpyAsync", "pLpLik", launch=True)
+@acl_api("acl.rt.memcpy_async", "aclrtMemcpyAsync", "pkpkik", launch=True)
 def memcpy_async(s: S, th: Any, cid: int, dst: int, dest_max: int, src: int, count: int,
                  kind: int, stream: int) -> None:
     """Queue a copy on ``stream``. Host memory should come from malloc_host.
@@ -448,7 +448,7 @@ def memcpy_async(s: S, th: Any, cid: int, dst: int, dest_max: int, src: int, cou
     s.memcpy_async(th, cid, dst, dest_max, src, count, kind, stream)
 
 
-@acl_api("acl.rt.memset", "aclrtMemset", "pLiL")
+@acl_api("acl.rt.memset", "aclrtMemset", "pkik")
 def memset(s: S, th: Any, cid: int, ptr: int, max_count: int, value: int, count: int) -> None:
     """Synchronous memset; every byte gets the low 8 bits of ``value``.
 
@@ -457,7 +457,7 @@ def memset(s: S, th: Any, cid: int, ptr: int, max_count: int, value: int, count:
     s.memset(th, cid, ptr, max_count, value, count)
 
 
-@acl_api("acl.rt.memset_async", "aclrtMemsetAsync", "pLiLk", launch=True)
+@acl_api("acl.rt.memset_async", "aclrtMemsetAsync", "pkikk", launch=True)
 def memset_async(s: S, th: Any, cid: int, ptr: int, max_count: int, value: int, count: int,
                  stream: int) -> None:
     """Queue a memset on ``stream``; host memory is set at once (RT2 behaviour).
@@ -481,7 +481,7 @@ def get_mem_info(s: S, th: Any, cid: int, attr: int) -> tuple[int, int]:
 # ----------------------------------------------------------------------------- callbacks
 
 
-@acl_api("acl.rt.subscribe_report", "aclrtSubscribeReport", "kk")
+@acl_api("acl.rt.subscribe_report", "aclrtSubscribeReport", "Kk")
 def subscribe_report(s: S, th: Any, cid: int, tid: int, stream: int) -> None:
     """Callbacks launched on ``stream`` will run in thread ``tid`` (its process_report).
 
@@ -492,7 +492,7 @@ def subscribe_report(s: S, th: Any, cid: int, tid: int, stream: int) -> None:
     s.subscribe_report(th, cid, tid, stream)
 
 
-@acl_api("acl.rt.unsubscribe_report", "aclrtUnSubscribeReport", "kk")
+@acl_api("acl.rt.unsubscribe_report", "aclrtUnSubscribeReport", "Kk")
 def unsubscribe_report(s: S, th: Any, cid: int, tid: int, stream: int) -> None:
     """Undo subscribe_report.
 

@@ -1,0 +1,149 @@
+"""acl.prof: a profiling run writes a Perfetto/Chrome JSON of the profiled intervals."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from acl_lab.acl import prof
+from acl_lab.constants import (
+    ACL_ERROR_INVALID_PARAM,
+    ACL_ERROR_PROF_ALREADY_RUN,
+    ACL_ERROR_PROF_NOT_RUN,
+    ACL_ERROR_REPEAT_INITIALIZE,
+    ACL_ERROR_UNINITIALIZE,
+    ACL_MEM_MALLOC_NORMAL_ONLY,
+    ACL_MEMCPY_HOST_TO_DEVICE,
+    ACL_SUCCESS,
+)
+from acl_lab.runtime.session import Session
+
+MIB = 1 << 20
+
+
+def _copies(acl: ModuleType, n: int, nbytes: int = MIB) -> None:
+    """``n`` synchronous host-to-device copies (tasks on the copy engine)."""
+    dev, ret = acl.rt.malloc(nbytes, ACL_MEM_MALLOC_NORMAL_ONLY)
+    assert ret == ACL_SUCCESS
+    host, ret = acl.rt.malloc_host(nbytes)
+    assert ret == ACL_SUCCESS
+    for _ in range(n):
+        assert acl.rt.memcpy(dev, nbytes, host, nbytes, ACL_MEMCPY_HOST_TO_DEVICE) == 0
+    assert acl.rt.free(dev) == 0 and acl.rt.free_host(host) == 0
+
+
+def _profile(path: str) -> dict[str, Any]:
+    with open(path, encoding="utf-8") as f:
+        doc: dict[str, Any] = json.load(f)
+    return doc
+
+
+def _copy_slices(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    return [e for e in doc["traceEvents"] if e.get("ph") == "X" and e.get("name") == "H2D"]
+
+
+def test_a_profiling_run_writes_the_profiled_interval(ready: ModuleType, session: Session,
+                                                      tmp_path: Path,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """init -> create_config -> start -> work -> stop -> finalize writes one JSON under the
+    result folder, holding the work inside [start, stop] and not the work outside it."""
+    _copies(ready, 2)  # before the profiled interval
+    assert ready.prof.init(str(tmp_path)) == ACL_SUCCESS
+    cfg = ready.prof.create_config([0], 0, 0, 0)
+    assert cfg
+    assert ready.prof.start(cfg) == ACL_SUCCESS
+    _copies(ready, 3)
+    assert ready.prof.stop(cfg) == ACL_SUCCESS
+    _copies(ready, 4)  # after it
+    assert ready.prof.destroy_config(cfg) == ACL_SUCCESS
+    assert ready.prof.finalize() == ACL_SUCCESS
+
+    (out,) = prof.written(session)
+    assert Path(out).is_file() and Path(out).is_relative_to(tmp_path)
+    assert Path(out).parent.name == "mindstudio_profiler_output"
+    assert sorted(p.name for p in tmp_path.iterdir())[0].startswith("PROF_000001_")
+    assert out in capsys.readouterr().err
+    doc = _profile(out)
+    (interval,) = doc["otherData"]["acl_prof"]["intervals_ns"]
+    assert doc["otherData"]["acl_prof"]["devices"] == [0]
+    copies = _copy_slices(doc)
+    assert len(copies) == 3, [c["ts"] for c in copies]
+    a, b = interval
+    for c in copies:
+        start_ns = float(c["ts"]) * 1000
+        assert a <= start_ns <= b
+    # the whole trace has all nine copies: the file keeps only the profiled three
+    from acl_lab.tracer.chrome import to_chrome_trace
+    assert len(_copy_slices(to_chrome_trace(session.trace()))) == 9
+
+    t = session.trace()
+    notes = [t.string(int(t.diags["message"][j])) for j in range(t.diags.rows)
+             if t.string(int(t.diags["kind"][j])) == "profile"]
+    assert notes == [f"profile written to {out} (open it in https://ui.perfetto.dev)"]
+
+
+def test_call_order_codes(ready: ModuleType, tmp_path: Path) -> None:
+    """The msprof manager's prechecks: start/finalize before init 100043, a repeat init
+    100002, a second start 100042, stop without init 0, stop without start 100043."""
+    cfg = ready.prof.create_config([0], 0, 0, 0)
+    assert ready.prof.start(cfg) == ACL_ERROR_PROF_NOT_RUN
+    assert ready.prof.stop(cfg) == ACL_SUCCESS  # not initialised: nothing to stop
+    assert ready.prof.finalize() == ACL_ERROR_PROF_NOT_RUN
+    assert ready.prof.init(str(tmp_path)) == ACL_SUCCESS
+    assert ready.prof.init(str(tmp_path)) == ACL_ERROR_REPEAT_INITIALIZE
+    assert ready.prof.stop(cfg) == ACL_ERROR_PROF_NOT_RUN
+    assert ready.prof.start(cfg) == ACL_SUCCESS
+    assert ready.prof.start(cfg) == ACL_ERROR_PROF_ALREADY_RUN
+    other = ready.prof.create_config([0], 0, 0, 0)
+    assert ready.prof.stop(other) == ACL_ERROR_INVALID_PARAM
+    assert ready.prof.stop(cfg) == ACL_SUCCESS
+    assert ready.prof.finalize() == ACL_SUCCESS
+    assert ready.prof.finalize() == ACL_ERROR_PROF_NOT_RUN
+    # a second run may follow, into a new PROF_ folder
+    assert ready.prof.init(str(tmp_path)) == ACL_SUCCESS
+    assert ready.prof.finalize() == ACL_SUCCESS
+    assert len([p for p in tmp_path.iterdir() if p.name.startswith("PROF_")]) == 2
+
+
+def test_init_needs_acl_init(acl: ModuleType, tmp_path: Path) -> None:
+    """aclprofInit before aclInit: 100001 (C-doc 19-01: init after aclInit)."""
+    assert acl.prof.init(str(tmp_path)) == ACL_ERROR_UNINITIALIZE
+
+
+def test_finalize_ends_a_running_interval(ready: ModuleType, session: Session,
+                                          tmp_path: Path) -> None:
+    """finalize with a start never stopped ends the interval there and warns in the trace."""
+    assert ready.prof.init(str(tmp_path)) == ACL_SUCCESS
+    cfg = ready.prof.create_config([0], 0, 0, 0)
+    assert ready.prof.start(cfg) == ACL_SUCCESS
+    _copies(ready, 1)
+    assert ready.prof.finalize() == ACL_SUCCESS
+    (out,) = prof.written(session)
+    assert len(_copy_slices(_profile(out))) == 1
+    t = session.trace()
+    kinds = [(int(t.diags["level"][j]), t.string(int(t.diags["message"][j])))
+             for j in range(t.diags.rows) if t.string(int(t.diags["kind"][j])) == "profile"]
+    assert kinds[0][0] == 1 and "never ended" in kinds[0][1]
+
+
+@pytest.mark.parametrize(("devices", "why"), [([], "empty"), ([1], "no device 1"),
+                                              ([0, 0], "a device twice")])
+def test_create_config_refuses_bad_device_lists(ready: ModuleType, session: Session,
+                                                devices: list[int], why: str) -> None:
+    """A bad device list gives a null config (0) and 100000 in the trace."""
+    assert ready.prof.create_config(devices, 0, 0, 0) == 0, why
+    assert int(session.trace().calls["ret"][-1]) == ACL_ERROR_INVALID_PARAM
+
+
+def test_create_config_wants_a_list(ready: ModuleType) -> None:
+    """The binding's own texts: "argument 1 is not list", "... not list of int"."""
+    with pytest.raises(TypeError, match=r"^argument 1 is not list$"):
+        ready.prof.create_config((0,), 0, 0, 0)
+    with pytest.raises(TypeError, match=r"^the first argument is not list of int$"):
+        ready.prof.create_config([0.0], 0, 0, 0)
+    with pytest.raises(TypeError, match=r"^acl\.prof\.Init args parse failed!$"):
+        ready.prof.init(0)
