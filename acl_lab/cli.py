@@ -89,7 +89,7 @@ def run(opts: argparse.Namespace) -> int:
     tear down what is still open (those are the leaks). A Ctrl-C is held back while an ACL
     call is writing its records, ends the program with exit 130, and the trace says so.
     """
-    from . import install
+    from . import install, uninstall
     from .runtime.session import Session, set_current_session
 
     prog = opts.program
@@ -103,9 +103,7 @@ def run(opts: argparse.Namespace) -> int:
             return 2
     session = Session(profile=opts.profile, device_count=opts.devices,
                       pageable_async=opts.pageable_async)
-    # The session stays bound after the run: a call from a late __del__ gets the codes of a
-    # finalized ACL from it instead of building a new session during interpreter shutdown.
-    set_current_session(session)
+    prev = set_current_session(session)
     install()
     end = _RunEnd()
     program = _Program(prog, opts.args)
@@ -122,6 +120,10 @@ def run(opts: argparse.Namespace) -> int:
         if end.interrupted is not None and session.recorder is not None:
             session.recorder.meta.update(end.interrupted)
         trace = session.finish()
+        # A call after this (a late __del__) gets a fresh, uninitialised session, or during
+        # interpreter shutdown the boundary's after-exit codes: never a crash.
+        uninstall()
+        set_current_session(prev)
         exit_code = _write_outputs(trace, opts, end)
     if stragglers:
         print(f"acl-lab: {stragglers} thread(s) still running after the program ended; "

@@ -160,6 +160,51 @@ def test_sigint_during_acl_calls_never_loses_the_trace(tmp_path: Path) -> None:
         check_interrupted(CliRun(done, summary, trace, 0.0), program)
 
 
+class _Interrupter:
+    """A hook subscriber ahead of the recorder: sends SIGINT to this process inside the
+    next ``acl.rt.malloc``, after its call id was taken and before its trace row exists."""
+
+    def __init__(self) -> None:
+        self.armed = False
+
+    def on_call_begin(self, cid: int, name: str, *rest: object) -> None:
+        if self.armed and name == "acl.rt.malloc":
+            self.armed = False
+            signal.raise_signal(signal.SIGINT)
+
+
+def test_sigint_inside_a_call_waits_for_the_call_records() -> None:
+    """``acl-lab run``'s SIGINT handling: a SIGINT that lands inside an ACL call, between its
+    call id and its trace row, is raised when the call's records are complete. The call
+    completes, the next call works and the trace stays consistent (before, the row went
+    missing and completing a later row failed with ``struct.error``)."""
+    from acl_lab.cli import _InterruptGuard
+
+    s = Session()
+    interrupter = _Interrupter()
+    s.hooks.unsubscribe(s.recorder)
+    s.hooks.subscribe(interrupter)
+    s.hooks.subscribe(s.recorder)
+    with s:
+        acl = acl_lab.install()
+        assert acl.init() == 0 and acl.rt.set_device(0) == 0
+        with _InterruptGuard(s):
+            interrupter.armed = True
+            with pytest.raises(KeyboardInterrupt):
+                acl.rt.malloc(1024, 0)
+            assert not interrupter.armed
+            ptr, ret = acl.rt.malloc(2048, 0)
+            assert ret == 0 and acl.rt.free(ptr) == 0
+        trace = s.finish()
+    acl_lab.uninstall()
+    assert trace.calls.rows == s.call_count
+    by_name = call_rets(trace)
+    assert by_name["acl.rt.malloc"] == [0, 0]  # the interrupted one completed
+    assert by_name["acl.rt.free"] == [0]
+    sizes = sorted(int(n) for n in trace.allocs["requested"])
+    assert sizes == [1024, 2048]
+
+
 # --------------------------------------------------------------------------- output paths
 def output_cases(tmp_path: Path) -> dict[str, tuple[Path, str]]:
     """Bad output paths and the problem each should be reported with."""
@@ -260,7 +305,7 @@ def test_late_call_at_interpreter_shutdown_with_plain_python(tmp_path: Path) -> 
 
 def test_late_call_at_interpreter_shutdown_under_acl_lab_run(tmp_path: Path) -> None:
     """Under ``acl-lab run``, an object that outlives the run releases at interpreter exit:
-    its calls reach the finished session and get after-finalize codes, no traceback."""
+    its calls get after-finalize codes (no session is built then), no traceback."""
     run = acl_lab_run(tmp_path, "late_call.py")
     assert run.proc.returncode == 0, describe(run)
     no_traceback(run.proc.stderr)

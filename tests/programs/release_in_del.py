@@ -1,9 +1,8 @@
 """Releases everything in ``__del__`` of module-level objects, the way the public samples and
 their helper library do: nothing is released before the program's globals are collected."""
 
-import acl
-
 import _end_of_run_helper as helper
+import acl
 
 ACL_MEM_MALLOC_NORMAL_ONLY = 2
 
