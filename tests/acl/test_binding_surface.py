@@ -93,6 +93,48 @@ def test_emulated_argument_rules_match_the_table() -> None:
     assert not wrong, "\n".join(wrong)
 
 
+def _table_shape(returns: str) -> int | str:
+    """The boundary's ``out`` for a table row's return text: 0 for ``ret``, n for a tuple of n
+    values and the code (errno counts as the code), "none" for None, "value" otherwise (a bare
+    value, or a tuple that is all value such as ``(ptr, contiguous_array)``)."""
+    r = returns.split(";")[0].split(" / ")[0].strip()
+    if r in ("ret", "errno int"):
+        return 0
+    if r.startswith("None"):
+        return "none"
+    if not r.startswith("("):
+        return "value"
+    depth, items, cur = 0, [], ""
+    for ch in r[1:]:
+        if ch in "({[":
+            depth += 1
+        elif ch in ")}]":
+            if depth == 0:
+                break
+            depth -= 1
+        if ch == "," and depth == 0:
+            items.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    items.append(cur.strip())
+    if items[-1] in ("ret", "errno"):
+        return len(items) - 1
+    return "value"
+
+
+def test_return_shapes_match_the_table() -> None:
+    """Each emulated function returns what its row builds: ret, (v..., ret), a bare value or
+    None."""
+    wrong = []
+    for name, entry in sorted(_acl_registry().items()):
+        want = _table_shape(B.BY_NAME[name].returns)
+        if entry["out"] != want:
+            wrong.append(f"{name}: out={entry['out']!r}, the binding returns "
+                         f"{B.BY_NAME[name].returns!r}")
+    assert not wrong, "\n".join(wrong)
+
+
 def test_every_entry_exists_and_the_rest_raise_not_implemented() -> None:
     """No AttributeError anywhere on the surface: an entry acl_lab does not emulate raises
     NotImplementedError("acl.x.y is not emulated by acl_lab: <why>") and records nothing."""
