@@ -291,14 +291,9 @@ def dvpp_vpc_resize_async(s: Session, th: Any, cid: int, chan_desc: int, in_desc
 # returns the bare value (0 when the handle is bad, with the code in the trace).
 
 
-def _setter(name: str, cname: str, fmt: str, resolve: Any, field: str, what: str,
-            mask: int = 0, check: Any = None) -> Any:
+def _setter(name: str, cname: str, fmt: str, resolve: Any, field: str, what: str) -> Any:
     def impl(s: Session, th: Any, cid: int, handle: int, value: int) -> None:
-        obj = resolve(s, handle)
-        v = value & mask if mask else value
-        if check is not None:
-            check(v)
-        setattr(obj, field, v)
+        setattr(resolve(s, handle), field, value)
 
     impl.__name__ = impl.__qualname__ = name
     impl.__doc__ = (f"Set {what}; returns ``ret`` (100000 for a null or destroyed handle).\n\n"
@@ -335,10 +330,6 @@ def _destroyer(name: str, cname: str, destroy: Any, what: str) -> Any:
     impl.__doc__ = (f"Destroy a {what}; ``ret`` (100000 for a null or destroyed handle).\n\n"
                     "Differs from real ACL: no difference known.")
     return acl_api(f"acl.media.{name}", cname, "k")(impl)
-
-
-def _flag(v: int) -> int:
-    return v & 0xFF  # the binding parses "B" (unsigned char, masked)
 
 
 # ------------------------------------------------------------------ ROI configs
@@ -547,14 +538,14 @@ dvpp_set_stream_desc_format = _setter("dvpp_set_stream_desc_format",
                                       "acldvppSetStreamDescFormat", "ki", dvpp.stream_desc,
                                       "format", "the acldvppStreamFormat (0 = H.265 main)")
 dvpp_set_stream_desc_timestamp = _setter("dvpp_set_stream_desc_timestamp",
-                                         "acldvppSetStreamDescTimestamp", "kk",
+                                         "acldvppSetStreamDescTimestamp", "kK",
                                          dvpp.stream_desc, "timestamp", "the timestamp")
 dvpp_set_stream_desc_ret_code = _setter("dvpp_set_stream_desc_ret_code",
                                         "acldvppSetStreamDescRetCode", "kI", dvpp.stream_desc,
                                         "ret_code", "the result code")
-dvpp_set_stream_desc_eos = _setter("dvpp_set_stream_desc_eos", "acldvppSetStreamDescEos", "kI",
+dvpp_set_stream_desc_eos = _setter("dvpp_set_stream_desc_eos", "acldvppSetStreamDescEos", "kB",
                                    dvpp.stream_desc, "eos",
-                                   "the end-of-stream flag (VDEC flushes on it)", mask=0xFF)
+                                   "the end-of-stream flag (VDEC flushes on it)")
 dvpp_get_stream_desc_data = _getter("dvpp_get_stream_desc_data", "acldvppGetStreamDescData",
                                     dvpp.stream_desc, "data", "the bitstream address")
 dvpp_get_stream_desc_size = _getter("dvpp_get_stream_desc_size", "acldvppGetStreamDescSize",
@@ -640,7 +631,7 @@ vdec_destroy_frame_config = _destroyer("vdec_destroy_frame_config", "aclvdecDest
                                            s, cid, h, False), "VDEC frame config")
 
 _VDEC_FIELDS = (("channel_id", "ChannelId", "kI", "the channel id"),
-                ("thread_id", "ThreadId", "kk", "the report thread (acl.util.start_thread id)"),
+                ("thread_id", "ThreadId", "kK", "the report thread (acl.util.start_thread id)"),
                 ("entype", "EnType", "ki", "the stream type: 0 H.265 main, 1-3 H.264 "
                                           "baseline/main/high"),
                 ("out_pic_format", "OutPicFormat", "ki", "the output format (1 NV12, 2 NV21)"),
@@ -649,7 +640,7 @@ _VDEC_FIELDS = (("channel_id", "ChannelId", "kI", "the channel id"),
                 ("ref_frame_num", "RefFrameNum", "kI", "the reference frame count"),
                 ("out_mode", "OutMode", "kI", "the output mode (0 default, 1 fast)"),
                 ("bit_depth", "BitDepth", "kI", "the bit depth"))
-_VENC_FIELDS = (("thread_id", "ThreadId", "kk", "the report thread (acl.util.start_thread id)"),
+_VENC_FIELDS = (("thread_id", "ThreadId", "kK", "the report thread (acl.util.start_thread id)"),
                 ("entype", "EnType", "ki", "the stream type: 0 H.265 main, 1-3 H.264 "
                                           "baseline/main/high"),
                 ("pic_format", "PicFormat", "ki", "the input format (1 NV12, 2 NV21)"),
@@ -691,7 +682,7 @@ venc_get_channel_desc_channel_id = _getter("venc_get_channel_desc_channel_id",
                                                          "setter)")
 
 
-@acl_api("acl.media.vdec_set_channel_desc_callback", "aclvdecSetChannelDescCallback", "kO")
+@acl_api("acl.media.vdec_set_channel_desc_callback", "aclvdecSetChannelDescCallback", "kC")
 def vdec_set_channel_desc_callback(s: Session, th: Any, cid: int, desc: int, fn: Any) -> None:
     """Store ``fn(input_stream_desc, output_pic_desc, user_data)``, called once per frame in
     the desc's report thread; a non-callable raises TypeError("parameter must be callable").
@@ -773,10 +764,10 @@ venc_destroy_frame_config = _destroyer("venc_destroy_frame_config", "aclvencDest
                                        lambda s, cid, h: video.destroy_frame_config(
                                            s, cid, h, True), "VENC frame config")
 venc_set_frame_config_force_i_frame = _setter(
-    "venc_set_frame_config_force_i_frame", "aclvencSetFrameConfigForceIFrame", "kI", _vframe,
-    "force_i_frame", "whether the next frame is forced to be an I frame", mask=0xFF)
+    "venc_set_frame_config_force_i_frame", "aclvencSetFrameConfigForceIFrame", "kB", _vframe,
+    "force_i_frame", "whether the next frame is forced to be an I frame")
 venc_set_frame_config_eos = _setter("venc_set_frame_config_eos", "aclvencSetFrameConfigEos",
-                                    "kI", _vframe, "eos", "the end-of-stream flag", mask=0xFF)
+                                    "kB", _vframe, "eos", "the end-of-stream flag")
 venc_get_frame_config_force_i_frame = _getter(
     "venc_get_frame_config_force_i_frame", "aclvencGetFrameConfigForceIFrame", _vframe,
     "force_i_frame", "the force-I-frame flag")
@@ -784,7 +775,7 @@ venc_get_frame_config_eos = _getter("venc_get_frame_config_eos", "aclvencGetFram
                                     _vframe, "eos", "the end-of-stream flag")
 
 
-@acl_api("acl.media.venc_set_channel_desc_callback", "aclvencSetChannelDescCallback", "kO")
+@acl_api("acl.media.venc_set_channel_desc_callback", "aclvencSetChannelDescCallback", "kC")
 def venc_set_channel_desc_callback(s: Session, th: Any, cid: int, desc: int, fn: Any) -> None:
     """Store ``fn(input_pic_desc, output_stream_desc, user_data)``, called once per frame in
     the desc's report thread; a non-callable raises TypeError("parameter must be callable").
@@ -813,9 +804,10 @@ def venc_create_channel(s: Session, th: Any, cid: int, desc: int) -> None:
     100000 without a callback or thread id, for a size outside 128..1920 or odd, an enType
     outside 0-3 or a format other than NV12/NV21.
     Differs from real ACL: the output buffer is freed by venc_destroy_channel_desc (or the
-    next venc_create_channel on the desc), not by venc_destroy_channel; the bitstream comes from x264/x265 (zero-latency, no B frames),
-    not the hardware encoder, so its bytes and sizes differ; rate control settings
-    (max_bit_rate, rc_mode) are stored but not applied; the 128..1920 limit is unverified.
+    next venc_create_channel on the desc), not by venc_destroy_channel; the bitstream comes
+    from x264/x265 (zero-latency, no B frames), not the hardware encoder, so its bytes and
+    sizes differ; rate control settings (max_bit_rate, rc_mode) are stored but not applied;
+    the 128..1920 limit is unverified.
     """
     video.venc_create_channel(s, th, cid, desc)
 

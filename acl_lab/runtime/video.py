@@ -338,7 +338,7 @@ def _queue_callback(s: Session, th: HostThread, cid: int, ch: CodecChannel,
     s._submit(t)
 
 
-def _out_layout(w: int, h: int, pic: PicDesc, api: str) -> Layout:
+def _out_layout(w: int, h: int, pic: PicDesc, api: str, fmt: int) -> Layout:
     """The VDEC output layout (VDEC table: widthStride = width aligned to 16, at least 32;
     heightStride = height aligned to 2; size >= wStride*hStride*3/2); 0 strides are filled."""
     ws = pic.width_stride or max(_align(w, 16), 32)
@@ -351,7 +351,7 @@ def _out_layout(w: int, h: int, pic: PicDesc, api: str) -> Layout:
         raise AclError(ACL_ERROR_INVALID_PARAM,
                        f"{api}: the output heightStride is {hs}; VDEC needs the height aligned "
                        f"up to 2: use {_align(h, 2)}")
-    lay = Layout(w, h, ws, hs, pic.format == PIXEL_FORMAT_YVU_SEMIPLANAR_420)
+    lay = Layout(w, h, ws, hs, fmt == PIXEL_FORMAT_YVU_SEMIPLANAR_420)
     if pic.size < lay.nbytes:
         raise AclError(ACL_ERROR_INVALID_PARAM,
                        f"{api}: the output size is {pic.size}, but a {w}x{h} YUV420SP picture "
@@ -424,13 +424,12 @@ def vdec_send_frame(s: Session, th: HostThread, cid: int, handle: int, in_handle
     pic: PicDesc | None = None
     if out_handle != 0 or not eos:
         pic = pic_desc(s, out_handle)
-        if pic.format == 0:
-            pic.format = d.out_pic_format
-        if pic.format not in YUV420SP:
-            raise AclError(ACL_ERROR_INVALID_PARAM, f"{api}: the output format is {pic.format}; "
+        fmt = pic.format or d.out_pic_format  # a desc left at 0 gets the channel's format
+        if fmt not in YUV420SP:
+            raise AclError(ACL_ERROR_INVALID_PARAM, f"{api}: the output format is {fmt}; "
                                                     "VDEC writes YUV420SP (1 = NV12, 2 = NV21)")
         if pic.width and pic.height:
-            _out_layout(pic.width, pic.height, pic, api)
+            _out_layout(pic.width, pic.height, pic, api, fmt)
         _dvpp_buffer(s, cid, pic.data, max(pic.size, 1), "VDEC output")
     reads: list[tuple[int, int, str]] = []
     if not eos:
@@ -452,7 +451,7 @@ def vdec_send_frame(s: Session, th: HostThread, cid: int, handle: int, in_handle
         return [b""] * len(writes)
 
     n = ch.frames
-    ch.frames += 1
+    fmt = fmt if pic is not None else d.out_pic_format
 
     def run(inputs: list[bytes]) -> list[bytes]:
         try:
@@ -469,7 +468,7 @@ def vdec_send_frame(s: Session, th: HostThread, cid: int, handle: int, in_handle
             return fail(f"the stream is {f.width}x{f.height}; VDEC decodes "
                         f"{VDEC_MIN_WH}x{VDEC_MIN_WH} to {VDEC_MAX_WH}x{VDEC_MAX_WH}")
         try:
-            lay = _out_layout(w, h, pic, api)
+            lay = _out_layout(w, h, pic, api, fmt)
         except AclError as e:
             return fail(e.message)
         pic.width, pic.height = w, h
@@ -482,6 +481,7 @@ def vdec_send_frame(s: Session, th: HostThread, cid: int, handle: int, in_handle
     queue_device_task(s, th, cid, ch.stream, TaskKind.DVPP, Engine.DVPP, dvpp_ns(s, pixels),
                       reads, writes, run, "VDEC EOS" if eos else "VDEC",
                       allowed=(DEVICE, DVPP))
+    ch.frames += 1
     cb = d.callback
     _queue_callback(s, th, cid, ch, cb, (in_handle, out_handle), user_data)
 
@@ -585,18 +585,13 @@ def venc_send_frame(s: Session, th: HostThread, cid: int, handle: int, in_handle
         _dvpp_buffer(s, cid, pic.data, lay.nbytes, "VENC input")
         reads = [(pic.data, lay.nbytes, "VENC input")]
     slot = min(w * h * 3 // 2 + VENC_SLACK, ch.ring_size)
-    if ch.ring_next + slot > ch.ring_size:
-        ch.ring_next = 0
-    addr = ch.ring + ch.ring_next
-    ch.ring_next += slot
+    offset = 0 if ch.ring_next + slot > ch.ring_size else ch.ring_next
+    addr = ch.ring + offset
     out = StreamDesc()
-    out_handle = _new(s, out, OBJ_DVPP_STREAM_DESC, cid, f"venc output of channel "
-                                                         f"{ch.handle:#x}")
     out.data = addr
     out.format = d.en_type
     out.eos = int(eos)
     n = ch.frames
-    ch.frames += 1
 
     def run(inputs: list[bytes]) -> list[bytes]:
         try:
@@ -630,6 +625,10 @@ def venc_send_frame(s: Session, th: HostThread, cid: int, handle: int, in_handle
     queue_device_task(s, th, cid, ch.stream, TaskKind.DVPP, Engine.DVPP,
                       dvpp_ns(s, w * h), reads, [(addr, slot, "VENC output")], run,
                       "VENC EOS" if eos else "VENC", allowed=(DEVICE, DVPP))
+    ch.ring_next = offset + slot
+    ch.frames += 1
+    out_handle = _new(s, out, OBJ_DVPP_STREAM_DESC, cid, f"venc output of channel "
+                                                         f"{ch.handle:#x}")
 
     def release() -> None:  # the channel owns its output descs: gone after the callback
         if out.alive:

@@ -166,13 +166,13 @@ with open(os.path.join(out_dir, "index.json"), "w") as f:
     json.dump(index, f)
 
 # tear-down: everything created is released
-for r in rois + [crop, paste]:
+for r in [*rois, crop, paste]:
     check("dvpp_destroy_roi_config", acl.media.dvpp_destroy_roi_config(r))
 check("dvpp_destroy_batch_pic_desc", acl.media.dvpp_destroy_batch_pic_desc(src_batch))
 check("dvpp_destroy_batch_pic_desc", acl.media.dvpp_destroy_batch_pic_desc(dst_batch))
 for d in (decoded, canvas, resized):
     check("dvpp_destroy_pic_desc", acl.media.dvpp_destroy_pic_desc(d))
-for m in [jpeg_dev, dec_mem, canvas_mem, resized_mem, enc_mem] + batch_mem:
+for m in [jpeg_dev, dec_mem, canvas_mem, resized_mem, enc_mem, *batch_mem]:
     check("dvpp_free", acl.media.dvpp_free(m))
 check("dvpp_destroy_jpege_config", acl.media.dvpp_destroy_jpege_config(jpege_cfg))
 check("dvpp_destroy_resize_config", acl.media.dvpp_destroy_resize_config(resize_cfg))

@@ -1021,3 +1021,6 @@ row("acl.prof.stop", (PROF_CFG,), *[
 row("acl.prof.finalize", (),
     call((), code(ACL_ERROR_PROF_NOT_RUN), "before acl.prof.init (ProfFinalizePrecheck)"),
     needs=(PROF_INITED,))
+
+# ============================================================================== acl.media (more)
+from . import media_rows  # noqa: E402,F401  (ROI, batch, stream descs, JPEGE, crop, VDEC, VENC)
