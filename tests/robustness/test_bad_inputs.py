@@ -37,6 +37,7 @@ from acl_lab.runtime.session import Session
 
 from . import bad_inputs as T
 from .bad_inputs import NO_VALUE, Bad, Ref, Row
+from .media_world import MediaWorld
 
 MIB = 1 << 20
 #: A failed call may cost API time, never more than this much virtual time (1 s).
@@ -64,7 +65,7 @@ def jpeg(w: int, h: int, **save: Any) -> bytes:
     return out.getvalue()
 
 
-class World:
+class World(MediaWorld):
     """The objects a row's arguments refer to, made on first use in one session."""
 
     def __init__(self, acl: ModuleType, session: Session, tmp: Path,
