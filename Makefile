@@ -24,11 +24,11 @@ LAB_ROOT_FLAG := $(shell [ "$$(id -u)" = 0 ] && echo --allow-root)
 RUN_ENV := ACL_LAB_CACHE=$(CURDIR)/.cache/acl_lab MPLBACKEND=Agg
 
 .DEFAULT_GOAL := help
-.PHONY: help lab test bench fuzz lint clean chromium bubblewrap venv
+.PHONY: help lab test bench fuzz lint clean chromium bubblewrap venv speedscope
 
 help:
 	@echo "acl_lab make targets:"
-	@echo "  make lab       set everything up and open JupyterLab on notebooks/ (extra args: LAB_ARGS=...)"
+	@echo "  make lab       set everything up and open JupyterLab at notebooks/, rooted at the repository so exercises/ opens too (extra args: LAB_ARGS=...)"
 	@echo "  make test      set everything up and run the whole suite: ruff, mypy, pytest"
 	@echo "  make bench     run the benchmarks (python -m benchmarks)"
 	@echo "  make fuzz      run the stateful/fuzz tests with the long Hypothesis profile"
@@ -70,10 +70,11 @@ $(LAB_STAMP): | $(BIN)/python
 # --- commands ----------------------------------------------------------------------------
 
 lab: $(LAB_STAMP)
-	@mkdir -p notebooks
-	$(RUN_ENV) $(BIN)/jupyter lab --notebook-dir=notebooks $(LAB_ROOT_FLAG) $(LAB_ARGS)
+	@mkdir -p notebooks exercises
+	$(RUN_ENV) $(BIN)/jupyter lab --ServerApp.root_dir=$(CURDIR) \
+		--LabApp.default_url=/lab/tree/notebooks $(LAB_ROOT_FLAG) $(LAB_ARGS)
 
-test: $(TEST_STAMP) chromium bubblewrap
+test: $(TEST_STAMP) chromium bubblewrap speedscope
 	$(BIN)/ruff check acl_lab tests benchmarks
 	$(BIN)/mypy
 	$(RUN_ENV) $(BIN)/python -m pytest
@@ -105,6 +106,21 @@ bubblewrap:
 		echo ">> installing Debian's bubblewrap"; \
 		$(SUDO) apt-get update && \
 		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends bubblewrap; \
+	fi
+
+# speedscope (npm) for the export's real-importer test, in a project-local folder; the
+# version is pinned so a second run installs nothing.
+SPEEDSCOPE_VERSION := 1.25.0
+SPEEDSCOPE_DIR := .cache/npm
+speedscope:
+	@if grep -qs '"version": "$(SPEEDSCOPE_VERSION)"' $(SPEEDSCOPE_DIR)/node_modules/speedscope/package.json; then \
+		echo ">> speedscope $(SPEEDSCOPE_VERSION) already installed"; \
+	else \
+		command -v npm >/dev/null || { $(SUDO) apt-get update && \
+			$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends npm; }; \
+		echo ">> installing speedscope $(SPEEDSCOPE_VERSION) into $(SPEEDSCOPE_DIR)"; \
+		mkdir -p $(SPEEDSCOPE_DIR) && npm install --prefix $(SPEEDSCOPE_DIR) --no-audit --no-fund \
+			--loglevel=error speedscope@$(SPEEDSCOPE_VERSION); \
 	fi
 
 clean:
