@@ -26,7 +26,6 @@ EXTRA_OF = {
     "av": "media",
     "ipywidgets": "lab",
     "anywidget": "lab",
-    "IPython": "lab",
 }
 
 
