@@ -5,9 +5,9 @@ batch pic descs, stream descs, JPEGE, the VPC crop family, VDEC and VENC (import
 from __future__ import annotations
 
 from .bad_inputs import (
+    CFG,
     CHAN,
     CHAN_DESC,
-    CFG,
     DEAD_CFG,
     DVPP_MEM,
     GARBAGE,

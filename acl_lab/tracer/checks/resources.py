@@ -87,6 +87,9 @@ _DESTROY_CALLS: dict[str, tuple[int, ...]] = {
     "acl.rt.destroy_event": (_EVENT,),
 }
 _FREE_CALLS = frozenset(FREE_API.values())
+#: calls that create a stream inside a VDEC/VENC channel (destroyed with the channel)
+_CODEC_CHANNEL_CALLS = frozenset({"acl.media.vdec_create_channel",
+                                  "acl.media.venc_create_channel"})
 _MODEL_LOADED = re.compile(r"model (\d+) loaded")
 ORDER_RULE = ("destroy events, then streams, then contexts, then reset the device, "
               "then finalize")
@@ -411,6 +414,8 @@ def _object_leaks(trace: Any, late: set[int]) -> list[Finding]:
             continue
         if kind == _STREAM and _is_default_stream(trace, i):
             continue  # released with its context
+        if kind == _STREAM and trace.call_name(int(o["call"][i])) in _CODEC_CHANNEL_CALLS:
+            continue  # a VDEC/VENC channel's own stream: the channel's leak names it
         file, line = trace.call_site(int(o["call"][i]))
         groups[(kind, file, line)].append(i)
     repeatable: set[int] | None = None
