@@ -23,11 +23,9 @@ import threading
 import time
 import traceback
 import weakref
-from types import ModuleType
+from types import BuiltinFunctionType, FunctionType, ModuleType
 from typing import Any
 
-from . import __version__
-from ._extras import MissingExtra
 from . import __version__
 from ._extras import MissingExtra
 from .runtime.errors import DeadlockError
@@ -109,8 +107,11 @@ def run(opts: argparse.Namespace) -> int:
     program = _Program(prog, opts.args)
     with _InterruptGuard(session):
         end.catch(program.run)
-        others = _join_threads(session)
-        end.catch(program.clean_up, cleanup=True)
+        others = _program_threads(session)
+        end.catch(lambda: _join_threads(others), cleanup=True)
+        end.catch(lambda: program.clean_up(any(t.is_alive() for t in others)), cleanup=True)
+        if program.interrupted is not None:
+            end.interrupt(program.interrupted)
     with _InterruptGuard(None):  # writing the outputs is not interrupted
         stragglers = _release_threads(session, others)
         program.restore()
@@ -283,8 +284,8 @@ class _InterruptGuard:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        if self.active:
-            signal.signal(signal.SIGINT, self.prev)
+        if self.active:  # (None: the handler was not set from Python)
+            signal.signal(signal.SIGINT, signal.SIG_DFL if self.prev is None else self.prev)
 
     def _on_sigint(self, signum: int, frame: Any) -> None:
         session = self.session
@@ -316,6 +317,8 @@ class _Program:
         self.module = ModuleType("__main__")
         self.exit_handlers: list[tuple[Any, tuple[Any, ...], dict[str, Any]]] = []
         self.collecting = False
+        #: a KeyboardInterrupt that ended one of the atexit handlers
+        self.interrupted: KeyboardInterrupt | None = None
         self.saved: dict[str, Any] = {}
         self.before: set[str] = set()
 
@@ -350,8 +353,15 @@ class _Program:
         self.saved["unregister"](fn)
 
     # ------------------------------------------------------------------ exit
-    def clean_up(self) -> None:
-        """The program's exit: its atexit handlers, then its module globals collected."""
+    def clean_up(self, threads_running: bool) -> None:
+        """The program's exit: its atexit handlers, then its module globals collected.
+
+        Like the interpreter, a failing handler (a KeyboardInterrupt too, kept in
+        ``interrupted``) is reported and the next one still runs. While some of the program's
+        threads still run, the namespaces still alive lose only their objects: modules,
+        functions, classes and plain values stay bound for those threads (the interpreter
+        would freeze them; here they keep running).
+        """
         if not self.saved:
             return  # the file could not even be read
         self.collecting = False
@@ -359,12 +369,14 @@ class _Program:
             fn, args, kwargs = self.exit_handlers.pop()
             try:
                 fn(*args, **kwargs)
-            except (KeyboardInterrupt, SystemExit):
-                raise
-            except BaseException:  # what the interpreter prints for a failing handler
+            except SystemExit:
+                pass
+            except BaseException as e:  # what the interpreter prints for a failing handler
                 print(f"Exception ignored in atexit callback: {fn!r}", file=sys.stderr)
                 traceback.print_exc()
-        self._collect_globals()
+                if isinstance(e, KeyboardInterrupt) and self.interrupted is None:
+                    self.interrupted = e
+        self._collect_globals(threads_running)
 
     def _program_modules(self) -> list[str]:
         """Modules the run imported from the program's own directory."""
@@ -375,7 +387,7 @@ class _Program:
                 names.append(name)
         return names
 
-    def _collect_globals(self) -> None:
+    def _collect_globals(self, threads_running: bool) -> None:
         namespaces = [self.module.__dict__]
         for name in self._program_modules():
             namespaces.append(vars(sys.modules.pop(name)))
@@ -388,11 +400,11 @@ class _Program:
         del namespaces, ns, mark
         self.module = ModuleType("__main__")
         gc.collect()  # unreachable namespaces: every __del__ sees its globals intact
-        alive = [m() for m in marks]
-        for mark_obj in alive:
-            if mark_obj is not None:
-                _clear_namespace(mark_obj.ns)
-        del alive, mark_obj
+        alive = [m() for m in marks]  # (never empty: __main__ has a mark)
+        for found in alive:
+            if found is not None:  # still reachable: cleared as the interpreter would
+                _clear_namespace(found.ns, threads_running)
+        del alive, found
         gc.collect()
 
     def restore(self) -> None:
@@ -416,10 +428,17 @@ class _Mark:
         self.ns = ns
 
 
-def _clear_namespace(ns: dict[str, Any]) -> None:
+#: What a namespace keeps while the program's threads still run (they may be using it).
+_KEPT_FOR_THREADS = (ModuleType, type, FunctionType, BuiltinFunctionType, bool, int, float,
+                     complex, str, bytes, type(None))
+
+
+def _clear_namespace(ns: dict[str, Any], threads_running: bool = False) -> None:
     """What the interpreter does to a module still alive at exit: every name set to None,
-    those starting with one underscore first, ``__builtins__`` last of all (kept)."""
-    names = [n for n in ns if n not in ("__builtins__", _Program.MARK)]
+    those starting with one underscore first, ``__builtins__`` kept (``threads_running``:
+    only the objects, see ``_KEPT_FOR_THREADS``)."""
+    names = [n for n in ns if n not in ("__builtins__", _Program.MARK)
+             and not (threads_running and isinstance(ns[n], _KEPT_FOR_THREADS))]
     private = [n for n in names if n.startswith("_") and not n.startswith("__")]
     for name in private + names:
         ns[name] = None
@@ -442,16 +461,19 @@ def _write_run_report(trace: Any, opts: argparse.Namespace, summary: dict[str, A
         print(f"acl-lab: wrote report {opts.report} ({_human(size)})", file=sys.stderr)
 
 
-def _join_threads(session: Any, grace: float = 2.0) -> list[threading.Thread]:
-    """Let the program's other threads finish (up to ``grace`` s in all), as the interpreter
-    joins them before its atexit handlers; returns the program's threads."""
-    deadline = time.monotonic() + grace
+def _program_threads(session: Any) -> list[threading.Thread]:
+    """The program's threads still alive (not this one, nor those older than the session)."""
     me = threading.current_thread()
-    others = [t for t in threading.enumerate() if t is not me and t.is_alive()
-              and t.ident not in session.background_threads]
+    return [t for t in threading.enumerate() if t is not me and t.is_alive()
+            and t.ident not in session.background_threads]
+
+
+def _join_threads(others: list[threading.Thread], grace: float = 2.0) -> None:
+    """Let the program's other threads finish (up to ``grace`` s in all), as the interpreter
+    joins them before its atexit handlers."""
+    deadline = time.monotonic() + grace
     for t in others:
         t.join(max(0.0, deadline - time.monotonic()))
-    return others
 
 
 def _release_threads(session: Any, others: list[threading.Thread]) -> int:

@@ -92,6 +92,15 @@ def test_atexit_handlers_run_last_registered_first_before_the_teardown(tmp_path:
     assert "acl_lab.exit" not in call_rets(Trace.load(run.trace_path))
 
 
+def test_globals_a_running_daemon_thread_uses_are_not_cleared(tmp_path: Path) -> None:
+    """A daemon thread still running at the end keeps reading the program's globals: the
+    clean-up collects what it can (the ``__del__`` runs) but clears nothing under it."""
+    run = acl_lab_run(tmp_path, "daemon_thread_globals.py")
+    assert run.proc.returncode == 0, describe(run)
+    no_traceback(run.proc.stderr)
+    assert "Exception in thread" not in run.proc.stderr, run.proc.stderr
+
+
 # --------------------------------------------------------------------------- Ctrl-C
 def check_interrupted(run: CliRun, program: str) -> Trace:
     """Exit 130; summary and trace written, both saying the run was interrupted."""
@@ -129,6 +138,9 @@ def test_keyboard_interrupt_writes_trace_and_summary_and_exits_130(tmp_path: Pat
     assert run.summary["error"].endswith(f"{program}:{line}")
     assert "unreachable" not in run.proc.stdout
     assert ("main done" in run.proc.stdout) == (where == "atexit")
+    # as in the interpreter, the remaining atexit handlers still run
+    assert ("the handler after the interrupted one ran" in run.proc.stdout) == \
+        (where == "atexit")
 
 
 def test_sigint_during_acl_calls_never_loses_the_trace(tmp_path: Path) -> None:

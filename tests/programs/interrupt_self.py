@@ -31,5 +31,6 @@ elif where == "callback":
     acl.rt.launch_callback(interrupt, None, 0, stream)
     acl.rt.process_report(1000)
 elif where == "atexit":
+    atexit.register(print, "the handler after the interrupted one ran", flush=True)
     atexit.register(interrupt)
 print("unreachable" if where != "atexit" else "main done", flush=True)
