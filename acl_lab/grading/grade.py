@@ -16,7 +16,7 @@ and grades it with its own, untouched rubric. An exercise without a complete res
 0 points on every item, with the reason (time limit, memory limit, the process ended early).
 
 Which exercises a notebook holds: ``metadata.acl_lab.exercises`` of the released starter of the
-same file name (``--release``, default the repository's ``exercises/``) when there is one, so a
+same file name (``--release``, default the course's ``exercises/``) when there is one, so a
 learner cannot change what is graded by editing metadata; otherwise the submitted notebook's
 own metadata. Every learner gets rows for every exercise graded for anyone (or named with
 ``--exercise``): an exercise no notebook of theirs holds scores 0 with that reason.
@@ -48,6 +48,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from . import sandbox as _sandbox
 from . import worker as _worker
 from .notebook import notebook_exercises
 from .report import Report, grade_run
@@ -67,6 +68,10 @@ MAX_JSON_BYTES = 64 << 20
 KILL_GRACE_S = 10.0
 
 _FORMULA_START = ("=", "+", "-", "@")
+#: Shown on every feedback page of a run with ``--no-sandbox``.
+UNSANDBOXED_WARNING = ("these submissions were graded without the sandbox (--no-sandbox): "
+                       "a submission could have read or changed what the grader uses, so "
+                       "these points are not trustworthy")
 
 
 # ------------------------------------------------------------------------------ outcomes
@@ -182,6 +187,8 @@ class GradeOptions:
     jobs: int = 1
     include_figures: bool = True
     release: Path | None = None
+    sandbox: bool = True
+    hidden: tuple[str, ...] = ()
 
 
 # ------------------------------------------------------------------------------ discovery
@@ -257,6 +264,7 @@ def _child_env(solutions: list[str]) -> dict[str, str]:
         env[var] = "1"
     env["MALLOC_ARENA_MAX"] = "2"  # each thread's arena reserves address space
     env["PYTHONDONTWRITEBYTECODE"] = "1"
+    env["MPLCONFIGDIR"] = os.path.join(tempfile.gettempdir(), "acl-lab-matplotlib")
     env.pop("PYTHONSTARTUP", None)
     return env
 
@@ -305,10 +313,15 @@ def _run_child(job: _Job, seeds: list[int], workdir: Path, opts: GradeOptions,
     spec = {"notebook": str(notebook), "out": str(out_dir), "memory_mb": opts.memory_mb,
             "exercises": [[ex.id, seed] for ex, seed in zip(job.exercises, seeds, strict=True)],
             "solutions": solutions}
+    argv = [sys.executable, "-m", "acl_lab.grading.worker"]
+    if opts.sandbox:
+        # solutions, every learner's submission and the grader's output are empty inside;
+        # only this run's folders are writable (see acl_lab.grading.sandbox)
+        argv = _sandbox.command(argv, writable=[str(run_dir), str(out_dir)],
+                                hidden=[*solutions, *opts.hidden], cwd=str(run_dir))
     proc = subprocess.Popen(
-        [sys.executable, "-m", "acl_lab.grading.worker"], cwd=run_dir,
-        env=_child_env(solutions), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT, start_new_session=True)
+        argv, cwd=run_dir, env=_child_env(solutions), stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
     assert proc.stdin is not None and proc.stdout is not None
     tail = _Tail(proc.stdout)
     tail.start()
@@ -329,6 +342,8 @@ def _run_child(job: _Job, seeds: list[int], workdir: Path, opts: GradeOptions,
         code = None
     tail.join(2.0)
     proc.stdout.close()
+    if opts.sandbox and code is not None and 128 < code < 128 + 65:
+        code = 128 - code  # bwrap reports a child killed by signal N as exit code 128 + N
     return code, killed, tail.text(), out_dir
 
 
@@ -572,6 +587,11 @@ def grade_submissions(root: Path, out: Path, opts: GradeOptions,
     jobs, expected, notes = plan_jobs(submissions, root, opts,
                                       lambda m: print(f"acl-lab grade: {m}", file=stream))
     solutions = _worker.solution_dirs()
+    for ex in expected:
+        # Build what the arguments need (zoo models in the cache) here: inside the sandbox
+        # the cache is read-only.
+        with contextlib.suppress(Exception):
+            ex.make_args(0)
     flat = [j for learner in jobs for j in jobs[learner]]
     stream.write(f"acl-lab grade: {len(submissions)} learner(s), {len(flat)} notebook(s), "
                  f"{len(expected)} exercise(s); time limit {opts.timeout:g} s, memory "
@@ -615,7 +635,8 @@ def grade_submissions(root: Path, out: Path, opts: GradeOptions,
     write_csv(out / "grades.csv", outcomes)
     for lo in outcomes:
         (out / f"{lo.learner}.html").write_text(
-            feedback_html(lo, include_figures=opts.include_figures), encoding="utf-8")
+            feedback_html(lo, include_figures=opts.include_figures, sandboxed=opts.sandbox),
+            encoding="utf-8")
     return outcomes
 
 
@@ -663,7 +684,8 @@ def _failure_html(eo: ExerciseOutcome) -> str:
             f'<ul class="acl-lab-items">\n{items}\n</ul>\n</div>')
 
 
-def feedback_html(lo: LearnerOutcome, include_figures: bool = True) -> str:
+def feedback_html(lo: LearnerOutcome, include_figures: bool = True,
+                  sandboxed: bool = True) -> str:
     """One learner's feedback page: a summary table, each exercise's report (or why it was
     not graded) and the notebook's cell errors; self-contained and offline (plotly.js inline
     at most once, only when a figure is shown)."""
@@ -677,6 +699,8 @@ def feedback_html(lo: LearnerOutcome, include_figures: bool = True) -> str:
         f"<style>{_PAGE_STYLE}</style>", "</head>", "<body>",
         f'<h1>Feedback for <span class="acl-lab-learner">{_esc(lo.learner)}</span></h1>',
         f'<p class="acl-lab-total"><b>Total: {lo.score}/{lo.total} points</b></p>',
+        *([f'<p class="acl-lab-unsandboxed" style="color:#c0392b"><b>Warning:</b> '
+           f"{_esc(UNSANDBOXED_WARNING)}</p>"] if not sandboxed else []),
         '<table class="acl-lab-summary"><tr><th>exercise</th><th>title</th>'
         f"<th>notebook</th><th>points</th></tr>\n{rows}\n</table>",
     ]
@@ -746,6 +770,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="notebooks graded at the same time (default 1)")
     p.add_argument("--no-figures", action="store_true",
                    help="feedback pages without figures (smaller; no plotly.js)")
+    p.add_argument("--no-sandbox", action="store_true",
+                   help="run submissions without bubblewrap (only where bwrap cannot run; "
+                        "every feedback page then carries a warning)")
     p.add_argument("--release", metavar="DIR",
                    help="the released starter notebooks, whose metadata says which exercises "
                         "each notebook holds (default: the repository's exercises/)")
@@ -784,11 +811,26 @@ def main(opts: argparse.Namespace) -> int:
     if opts.release and not release.is_dir():
         print(f"acl-lab grade: --release {release}: no such folder", file=sys.stderr)
         return 2
+    if not release.is_dir():  # an installation without the course: say so, do not guess
+        print(f"acl-lab grade: no released exercises at {release}; each submitted "
+              "notebook's own metadata says which exercises it holds (--release DIR)",
+              file=sys.stderr)
+    out = Path(opts.output)
+    sandboxed = not opts.no_sandbox
+    if sandboxed:
+        ok, why = _sandbox.available()
+        if not ok:
+            print(f"acl-lab grade: cannot sandbox the submissions: {why} (pass --no-sandbox "
+                  "to grade without it)", file=sys.stderr)
+            return 2
+    else:
+        print(f"acl-lab grade: warning: {UNSANDBOXED_WARNING}", file=sys.stderr)
     options = GradeOptions(timeout=opts.timeout, memory_mb=opts.memory_mb,
                            exercise_ids=tuple(dict.fromkeys(opts.exercise)), jobs=opts.jobs,
                            include_figures=not opts.no_figures,
-                           release=release if release.is_dir() else None)
-    out = Path(opts.output)
+                           release=release if release.is_dir() else None,
+                           sandbox=sandboxed,
+                           hidden=(str(root.resolve()), str(out.resolve())))
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as e:

@@ -92,6 +92,9 @@ _PATH_EVENTS = {"open": 0, "os.listdir": 0, "os.scandir": 0, "os.link": 0, "os.r
                 "shutil.copyfile": 0, "shutil.copytree": 0, "glob.glob": 0}
 #: Audit events that start a process (their arguments are searched for a solutions folder).
 _SPAWN_EVENTS = {"subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn"}
+#: Audit events that change files (besides ``open`` for writing).
+_WRITE_EVENTS = {"os.remove", "os.rmdir", "os.rename", "os.truncate", "os.chmod",
+                 "shutil.rmtree", "shutil.move", "os.mkdir", "os.symlink", "os.utime"}
 #: Audit events that reach into other objects' memory, which grading code never does.
 _INSPECT_EVENTS = {"gc.get_objects", "gc.get_referrers", "gc.get_referents"}
 
@@ -176,13 +179,18 @@ def _is_under(path: str, roots: list[str]) -> bool:
     return any(path == r or path.startswith(r.rstrip(os.sep) + os.sep) for r in roots)
 
 
-def install_audit_guard(roots: list[str], allowed: Iterable[str] = ()) -> Callable[[], list[str]]:
+def install_audit_guard(roots: list[str], allowed: Iterable[str] = (),
+                        protected: Iterable[str] = ()) -> Callable[[], list[str]]:
     """Install the audit hook that watches for reads of the solutions folders.
 
     Args:
         roots: resolved solutions folders.
         allowed: resolved paths that may be opened although under a root (the notebook being
             graded, when an instructor grades a notebook that lives there).
+        protected: folders the submission must not write, rename or delete in (the
+            repository, the Python installation, the model cache): an attempt is the
+            violation ``"submission tried to change the grader's files: ..."``, whether or
+            not the sandbox's read-only mount stopped it.
 
     Returns:
         A function giving the violations recorded so far.
@@ -191,6 +199,7 @@ def install_audit_guard(roots: list[str], allowed: Iterable[str] = ()) -> Callab
     allow = {os.path.realpath(p) for p in allowed}
     local = threading.local()
     markers = [os.path.basename(r.rstrip(os.sep)) or r for r in roots]
+    guarded = [os.path.realpath(p) for p in protected]
 
     def resolve(arg: Any) -> str | None:
         if isinstance(arg, int) or arg is None:
@@ -205,12 +214,20 @@ def install_audit_guard(roots: list[str], allowed: Iterable[str] = ()) -> Callab
 
     def hook(event: str, args: tuple[Any, ...]) -> None:
         if event not in _PATH_EVENTS and event not in _SPAWN_EVENTS \
-                and event not in _INSPECT_EVENTS:
+                and event not in _INSPECT_EVENTS and event not in _WRITE_EVENTS:
             return
         if getattr(local, "busy", False):
             return
         local.busy = True
         try:
+            if event in _WRITE_EVENTS or (event == "open" and _writes(args)):
+                for arg in args[:2] if event in ("os.rename", "shutil.move") else args[:1]:
+                    path = resolve(arg)
+                    if path is not None and _is_under(path, guarded):
+                        found.add(f"submission tried to change the grader's files: {event} "
+                                  f"{path}")
+                if event != "open":
+                    return
             if event in _INSPECT_EVENTS:
                 found.add(f"submission inspected the grader's objects ({event})")
             elif event in _SPAWN_EVENTS:
@@ -230,6 +247,28 @@ def install_audit_guard(roots: list[str], allowed: Iterable[str] = ()) -> Callab
 
     sys.addaudithook(hook)
     return found.snapshot
+
+
+def _writes(args: tuple[Any, ...]) -> bool:
+    """Whether an ``open`` audit event (path, mode, flags) opens for writing."""
+    mode = args[1] if len(args) > 1 else None
+    flags = args[2] if len(args) > 2 else 0
+    if isinstance(mode, str) and any(c in mode for c in "wax+"):
+        return True
+    write_flags = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC
+    return isinstance(flags, int) and bool(flags & write_flags)
+
+
+def protected_dirs() -> list[str]:
+    """Folders a submission must not change: the repository holding ``acl_lab`` (package,
+    exercises, solutions), the Python installation and acl_lab's model cache."""
+    import acl_lab
+
+    out = [str(Path(acl_lab.__file__).resolve().parent.parent), sys.prefix, sys.base_prefix]
+    cache = os.environ.get("ACL_LAB_CACHE")
+    if cache:
+        out.append(cache)
+    return [os.path.realpath(p) for p in out]
 
 
 def _strings(value: Any, depth: int = 0) -> list[str]:
@@ -330,10 +369,36 @@ def snapshot_acl_lab() -> Snapshot:
     for name, module in modules.items():
         if name == "acl" or name.startswith("acl."):
             genuine = modules.get(f"acl_lab.{name}")
+            if genuine is None and name.count(".") == 1:
+                # a submodule the package builds in place (acl.blas...) rather than imports
+                genuine = getattr(modules.get("acl_lab.acl"), name.split(".")[1], None)
             entries[name] = (1,) if module is genuine else (id(module),)
     snap["sys.modules"] = entries
     snap["exercise registry"] = _registry_fingerprint()
+    for name in TOOL_MODULES:
+        module = modules.get(name)
+        if module is None:
+            continue
+        tools: dict[str, tuple[int, ...]] = {}
+        for attr, value in list(vars(module).items()):
+            if _is_code(value) and not isinstance(value, types.ModuleType):
+                tools[attr] = _fingerprint(value)
+                if isinstance(value, type) and getattr(value, "__module__", "") == name:
+                    for member, mv in list(vars(value).items()):
+                        if _is_method_like(mv):
+                            tools[f"{attr}.{member}"] = _fingerprint(mv)
+        snap[TOOL_PREFIX + name] = tools
     return snap
+
+
+#: Modules of the standard library and numpy that the trace recorder and the worker's
+#: writing use (``Trace.save`` calls ``json.dumps``...): patching one could rewrite the
+#: record on its way to the grader, so they are snapshotted too.
+TOOL_MODULES = ("builtins", "json", "json.encoder", "json.decoder", "gzip", "io", "zlib",
+                "os", "struct", "array", "numpy", "numpy.lib.format", "heapq", "bisect",
+                "operator")
+#: Owner-name prefix of those modules in a snapshot.
+TOOL_PREFIX = "tool "
 
 
 def _registry_fingerprint() -> dict[str, tuple[int, ...]]:
@@ -363,6 +428,11 @@ def diff_snapshots(before: Snapshot, after: Snapshot) -> list[str]:
             out.append(f"submission modified acl_lab: {owner} removed from sys.modules")
             continue
         is_module = owner in before.get("sys.modules", {})
+        if owner.startswith(TOOL_PREFIX):
+            module = owner[len(TOOL_PREFIX):]
+            out += [f"submission modified the grader's tools: {module}.{attr}"
+                    for attr, fp in attrs.items() if now.get(attr) != fp]
+            continue
         for attr, fp in attrs.items():
             got = now.get(attr)
             if owner == "sys.modules" and attr.split(".")[0] == "acl" and got in (None, (1,)):
@@ -605,7 +675,7 @@ def main(argv: list[str] | None = None) -> int:
     preimport_acl_lab()
     exercises = [(get_exercise(ex_id), seed) for ex_id, seed in jobs]
     violations = install_audit_guard(solution_dirs(job.get("solutions", [])),
-                                     allowed=[notebook])
+                                     allowed=[notebook], protected=protected_dirs())
     snap, diff, write, encode = snapshot_acl_lab, diff_snapshots, _write_json, encode_result
     land = save_landed
     before = snap()

