@@ -41,6 +41,9 @@ def install(session: Session | None = None) -> ModuleType:
     sys.modules["acl"] = emulated
     for sub in ("rt", "util", "media", "op", "mdl"):
         sys.modules[f"acl.{sub}"] = getattr(emulated, sub)
+    if "ipykernel" in sys.modules:  # a notebook: figures that render outside JupyterLab too
+        from .tracer.notebook_output import setup_notebook
+        setup_notebook()
     return emulated
 
 
