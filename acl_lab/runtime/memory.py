@@ -409,9 +409,9 @@ class _Released:
 #: Process-wide, because host addresses are (see ``_Released``).
 RELEASED_PINNED = _Released()
 
-#: ``sys.getrefcount`` of a bytes object the program holds through exactly one reference,
-#: seen from ``MemorySystem.may_write`` (see there).
-_BYTES_PRIVATE_REFS = 4
+#: A reference count this high marks an immortal or statically allocated object (CPython
+#: gives those a count near 2**30 or more), which the whole process shares.
+_IMMORTAL_REFS = 1 << 29
 #: Offset of a bytes object's data from its start (CPython: the header, then ``ob_sval``).
 _BYTES_DATA_OFFSET = sys.getsizeof(b"") - 1
 
@@ -733,14 +733,15 @@ class MemorySystem:
     def may_write(r: Region) -> str:
         """Why the program may not write ``r`` now, or "" when it may.
 
-        A ``bytes`` object is writable only while the program holds it through one reference
-        (``out = bytes(n)``, the pattern of the public samples, which copy device data into
-        it and read it with ``np.frombuffer``). Any other bytes is shared: CPython's cached
-        one-byte and empty objects (``b"A"``, ``bytes(1)``, ``b""``), a hashed one (a dict
-        key, or a constant the compiler deduplicated, such as ``b"\\0" * 64`` written in a
-        program's source), or one object under two names; writing into it would change
-        every use of it in the process. (A constant of a module loaded from a ``.pyc`` that
-        nothing hashed looks private: that case is not caught.)
+        A ``bytes`` object the program made for itself is writable (``out = bytes(n)``, the
+        pattern of the public samples, which copy device data into it and read it with
+        ``np.frombuffer``; names the program gives it are its own business, as for an
+        array). A bytes Python shares beyond the program is not: CPython's cached one-byte
+        and empty objects (``b"A"``, ``bytes(1)``, ``b""``), immortal objects, and hashed ones
+        (a dict key, or a constant the compiler deduplicated, such as ``b"\\0" * 64``
+        written in a program's source); writing into it would change every use of it in the
+        process. (A constant of a module loaded from a ``.pyc`` that nothing hashed looks
+        like the program's own: that case is not caught.)
         """
         if r.read_only:
             return r.read_only
@@ -749,15 +750,13 @@ class MemorySystem:
             if not obj.flags.writeable:
                 return ("a read-only numpy array (writeable=False, as for np.memmap(mode='r') "
                         "or np.frombuffer of bytes)")
-        # References counted: the region's, this frame's ``obj``, getrefcount's argument,
-        # and the program's own one.
         elif isinstance(obj, bytes) and (len(obj) <= 1
-                                         or sys.getrefcount(obj) > _BYTES_PRIVATE_REFS
+                                         or sys.getrefcount(obj) >= _IMMORTAL_REFS
                                          or _bytes_hashed(obj, r.addr)):
-            return ("a bytes object the program does not hold alone (an interned or "
-                    "cached object such as b\"A\", a constant of the code or a dict key "
-                    "(it has been hashed), or one object under several names): bytes "
-                    "are immutable and shared, so a write would change every use of it")
+            return ("a bytes object Python shares beyond the program (a cached one-byte "
+                    "or empty object such as b\"A\", or one that has been hashed: a "
+                    "constant of the code or a dict key): bytes are immutable, so a write "
+                    "would change every use of it in the process")
         return ""
 
     @staticmethod

@@ -36,10 +36,13 @@ from acl_lab.constants import (
     ACL_ERROR_GE_EXEC_MODEL_ID_INVALID,
     ACL_ERROR_GE_EXEC_MODEL_PATH_INVALID,
     ACL_ERROR_GE_PARAM_INVALID,
+    ACL_ERROR_INVALID_MODEL_ID,
     ACL_ERROR_INVALID_PARAM,
     ACL_ERROR_OP_NOT_FOUND,
     ACL_ERROR_PROF_ALREADY_RUN,
+    ACL_ERROR_PROF_API_CONFLICT,
     ACL_ERROR_PROF_NOT_RUN,
+    ACL_ERROR_PROF_REPEAT_SUBSCRIBE,
     ACL_ERROR_RELATIVE_RESOURCE_NOT_CLEARED,
     ACL_ERROR_REPEAT_FINALIZE,
     ACL_ERROR_REPEAT_INITIALIZE,
@@ -209,6 +212,11 @@ PROF_DIR, PROF_CFG, OTHER_PROF_CFG, DEAD_PROF_CFG = (Ref("prof_dir"), Ref("prof_
                                                      Ref("other_prof_cfg"),
                                                      Ref("dead_prof_cfg"))
 PROF_INITED, PROF_RUNNING = Ref("prof_inited"), Ref("prof_running")
+#: op subscription: a pipe's write end, subscribe configs, MODEL subscribed, and a buffer of
+#: two op records (bytes_to_ptr) with its length
+PIPE_W, SUB_CFG, DEAD_SUB_CFG, SUBSCRIBED = (Ref("pipe_w"), Ref("sub_cfg"), Ref("dead_sub_cfg"),
+                                             Ref("subscribed"))
+OP_BUF, OP_LEN = Ref("op_buf"), Ref("op_len")
 REPORT_READY = Ref("report_ready")
 NT_A, NT_B, NT_OUT, NT_SCALAR = Ref("nt_a"), Ref("nt_b"), Ref("nt_out"), Ref("nt_scalar")
 NT_EXEC, USED_EXEC, NT_MM_EXEC, NT_RELU_EXEC, NT_SM_EXEC = (
@@ -489,8 +497,11 @@ row("acl.rt.destroy_event", (EVENT,), event_arg(0))
 # ============================================================================== acl.rt memory
 _MALLOC_SIZES = [
     at(0, 0, E_PARAM, "size 0 (§2.6: 100000)"),
-    at(0, -1, NONZERO, "negative size"),
-    at(0, (1 << 63) - 1, E_PARAM, "size whose rounding overflows (§5a: 100000)"),
+    at(0, -1, E_PARAM, "-1 is size_t 2**64-1: its rounding overflows (§5a: 100000)"),
+    at(0, (1 << 64) - 64, E_PARAM, "size whose rounding overflows size_t (§5a: 100000)"),
+    at(0, (1 << 63) - 1, code(ACL_ERROR_RT_MEMORY_ALLOCATION),
+       "2**63-1: no overflow, so the driver is tried: out of memory (RT-impl memory.cpp)"),
+    at(0, 1 << 50, code(ACL_ERROR_RT_MEMORY_ALLOCATION), "1 PiB: more than the device"),
     at(0, 1 << 40, code(ACL_ERROR_RT_MEMORY_ALLOCATION), "1 TiB: more than the device (§2.6)"),
 ]
 row("acl.rt.malloc", (256, 2), _MALLOC_SIZES,
@@ -1021,6 +1032,47 @@ row("acl.prof.stop", (PROF_CFG,), *[
 row("acl.prof.finalize", (),
     call((), code(ACL_ERROR_PROF_NOT_RUN), "before acl.prof.init (ProfFinalizePrecheck)"),
     needs=(PROF_INITED,))
+
+_SUB_CFG_BAD = [call((0,), E_PARAM, "null subscribe config"),
+                call((GARBAGE,), E_PARAM, "garbage subscribe config"),
+                call((DEAD_SUB_CFG,), E_PARAM, "destroyed subscribe config"),
+                call((PROF_CFG,), E_PARAM, "a profiling config, not a subscribe config")]
+row("acl.prof.create_subscribe_config", (1, 0, PIPE_W),
+    at(0, 2, code(ACL_ERROR_INVALID_PARAM, 0), "time_info_switch 2"))
+row("acl.prof.destroy_subscribe_config", (SUB_CFG,), *_SUB_CFG_BAD)
+row("acl.prof.model_subscribe", (MODEL, SUB_CFG),
+    *[Bad((MODEL, *b.args), b.expect, b.why, b.setup, b.needs) for b in _SUB_CFG_BAD],
+    at(0, UNLOADED_MODEL, code(ACL_ERROR_INVALID_MODEL_ID), "unloaded model"),
+    at(0, 0, code(ACL_ERROR_INVALID_MODEL_ID), "model id 0"),
+    call((MODEL, SUB_CFG), code(ACL_ERROR_PROF_REPEAT_SUBSCRIBE), "subscribed twice",
+         needs=(SUBSCRIBED,)),
+    call((MODEL, SUB_CFG), code(ACL_ERROR_PROF_API_CONFLICT), "inside prof init..finalize",
+         needs=(PROF_INITED,)))
+for _n in ("acl.prof.model_unsubscribe", "acl.prof.model_un_subscribe"):
+    row(_n, (MODEL,),
+        call((MODEL,), code(ACL_ERROR_INVALID_MODEL_ID), "a model that is not subscribed"),
+        call((UNLOADED_MODEL,), code(ACL_ERROR_INVALID_MODEL_ID), "an unloaded model",
+             needs=(SUBSCRIBED,)),
+        needs=(SUBSCRIBED,))
+row("acl.prof.get_op_desc_size", ())
+_OP_BAD = [at(0, 0, NONZERO, "null buffer"),
+           at(1, 1, E_PARAM, "a length that is not whole records"),
+           at(1, 0, NONZERO, "zero bytes")]
+row("acl.prof.get_op_num", (OP_BUF, OP_LEN), _OP_BAD)
+for _n in ("acl.prof.get_op_type", "acl.prof.get_op_name"):
+    row(_n, (OP_BUF, OP_LEN, 0, 64), _OP_BAD,
+        at(2, 2, E_PARAM, "index past the two records"),
+        at(3, 4097, E_PARAM, "a length over the binding's 4096"),
+        at(3, 1, E_PARAM, "a length with no room for the text"))
+for _n in ("acl.prof.get_op_type_v2", "acl.prof.get_op_name_v2", "acl.prof.get_op_type_len",
+           "acl.prof.get_op_name_len"):
+    row(_n, (OP_BUF, OP_LEN, 0), _OP_BAD, at(2, 2, E_PARAM, "index past the two records"))
+for _n in ("acl.prof.get_model_id", "acl.prof.get_op_start", "acl.prof.get_op_end",
+           "acl.prof.get_op_duration"):
+    row(_n, (OP_BUF, OP_LEN, 0),
+        at(2, 2, code(ACL_ERROR_INVALID_PARAM, 0), "index past the two records"),
+        at(1, 1, code(ACL_ERROR_INVALID_PARAM, 0), "a length that is not whole records"))
+
 
 # ============================================================================== acl.media (more)
 from . import media_rows  # noqa: E402,F401  (ROI, batch, stream descs, JPEGE, crop, VDEC, VENC)

@@ -58,7 +58,7 @@ E_MEM = 507053               # ACL_ERROR_RT_DEVICE_MEM_ERROR (out of bounds, fre
 
 KIB, MIB = 1 << 10, 1 << 20
 HUGE_PAGE = 2 * MIB
-MAX_ALLOC = 1 << 48
+SIZE_MAX = (1 << 64) - 1
 GARBAGE = 0xDEADBEEF
 HUGE = (1 << 63) - 1          # a count no allocation can hold
 #: No thread's virtual clock may pass this: the fuzz moves kilobytes, not terabytes.
@@ -82,7 +82,8 @@ WHO = st.sampled_from(["main", "main", "main", "worker"])
 MALLOC_SIZES = st.one_of(
     st.sampled_from([1, 32, 33, 100, 4 * KIB, MIB, MIB + 1, HUGE_PAGE]),
     st.integers(1, 8 * KIB),
-    st.sampled_from([0, -1, 1 << 40, MAX_ALLOC + 1, (1 << 63) - 1]),  # 100000 / 207001
+    st.sampled_from([0, -1, 1 << 40, 1 << 50, (1 << 63) - 1, SIZE_MAX - 64,
+                     SIZE_MAX - 63]),  # 100000 / 207001
 )
 
 
@@ -679,8 +680,10 @@ class ApiMachine(RuleBasedStateMachine):
         ptr, ret = self.call(who, "acl.rt.malloc", size, policy)
         if self.cur[who] is None:
             want = E_NO_CTX
-        elif size <= 0 or size > MAX_ALLOC:
-            want = E_PARAM  # §2.6: size 0; §5a: a size whose rounding overflows
+        elif size % (SIZE_MAX + 1) == 0 or size % (SIZE_MAX + 1) + 64 > SIZE_MAX:
+            # §2.6: size 0; §5a: only a size (a size_t: -1 is 2**64-1) whose rounding
+            # overflows size_t is a parameter error, anything else is tried (207001)
+            want = E_PARAM
         elif used(self) + accounted(size, policy) > self.capacity:
             want = E_OOM
         else:
