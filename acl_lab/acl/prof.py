@@ -149,9 +149,189 @@ def _in_intervals(e: dict[str, Any], intervals: list[tuple[int, int, tuple[int, 
     return any(start_ns <= b and end_ns >= a for a, b, _ in intervals)
 
 
+# ----------------------------------------------------------------------------- subscription
+# Op subscription: ``cfg = create_subscribe_config(1, metrics, w)`` with ``r, w = os.pipe()``,
+# ``model_subscribe(model_id, cfg)``; the program reads records from ``r`` (a thread, usually)
+# and decodes them with the get_op_* functions; ``model_unsubscribe(model_id)`` ends it.
+
+
+@acl_api("acl.prof.create_subscribe_config", "aclprofCreateSubscribeConfig", "bii",
+         out="value")
+def create_subscribe_config(s: S, th: Any, cid: int, time_info: int, aicore_metrics: int,
+                            fd: int) -> int:
+    """A subscribe-config handle: op records of subscribed models go to the pipe ``fd``
+    (0 with 100000 in the trace for a time-info switch other than 0 or 1).
+
+    Differs from real ACL: the AI-core metrics are kept and not reported.
+    """
+    return P.create_subscribe_config(s, time_info, aicore_metrics, fd)
+
+
+@acl_api("acl.prof.destroy_subscribe_config", "aclprofDestroySubscribeConfig", "k")
+def destroy_subscribe_config(s: S, th: Any, cid: int, config: int) -> None:
+    """Destroy a subscribe config. Returns ret: 0, or 100000 for a null or unknown one.
+
+    Differs from real ACL: no difference known.
+    """
+    P.destroy_subscribe_config(s, config)
+
+
+@acl_api("acl.prof.model_subscribe", "aclprofModelSubscribe", "Ik")
+def model_subscribe(s: S, th: Any, cid: int, model_id: int, config: int) -> None:
+    """Report each later execution of ``model_id`` as op records on the config's pipe.
+
+    Returns ret: 0; 100011 for a model that is not loaded; 100000 for a bad config; 148046
+    for a model already subscribed; 148047 between acl.prof.init and acl.prof.finalize.
+    Differs from real ACL: the records are written when an execution is scheduled (its
+    virtual start and end are known then), one per layer with the execution's time split by
+    the layers' costs; the record layout is acl_lab's own (read it with the get_op_*
+    functions, as real programs must).
+    """
+    P.subscribe(s, model_id, config, th.clock)
+
+
+def _unsubscribe(s: S, th: Any, cid: int, model_id: int) -> None:
+    """End the subscription of ``model_id`` after writing every record still pending (the
+    pipe must be read meanwhile; after the session's watchdog time the rest is dropped).
+
+    Returns ret: 0; 100011 for a model that is not subscribed; 500005 when records could not
+    be written (the pipe was closed or never read).
+    Differs from real ACL: no difference known beyond model_subscribe's.
+    """
+    P.unsubscribe(s, model_id)
+
+
+model_unsubscribe = acl_api("acl.prof.model_unsubscribe", "aclprofModelUnSubscribe",
+                            "I")(_unsubscribe)
+#: the binding keeps the old misspelt name as an alias of the same wrapper
+model_un_subscribe = acl_api("acl.prof.model_un_subscribe", "aclprofModelUnSubscribe",
+                             "I")(_unsubscribe)
+
+
+@acl_api("acl.prof.get_op_desc_size", "aclprofGetOpDescSize", "", out=1)
+def get_op_desc_size(s: S, th: Any, cid: int) -> int:
+    """``(size, ret)``: bytes of one op record (read whole multiples of it from the pipe).
+
+    Differs from real ACL: acl_lab's records are 256 bytes; real msprof's size differs.
+    """
+    return P.OP_DESC_SIZE
+
+
+def _buf(s: S, ptr: int, length: int) -> bytes:
+    _, view = s.host_view(ptr, length, "an op-record buffer")
+    return bytes(view.tobytes())
+
+
+@acl_api("acl.prof.get_op_num", "aclprofGetOpNum", "pk", out=1)
+def get_op_num(s: S, th: Any, cid: int, op_info: int, length: int) -> int:
+    """``(count, ret)``: op records in the ``length`` bytes at ``op_info``; 100000 when
+    ``length`` is not a whole number of records.
+
+    Differs from real ACL: no difference known.
+    """
+    data = _buf(s, op_info, length)
+    P.op_record(s, data, 0)
+    return len(data) // P.OP_DESC_SIZE
+
+
+def _text_api(name: str, cname: str, field: int) -> Any:
+    @acl_api(name, cname, "pkIk", out=1, default="")
+    def text(s: S, th: Any, cid: int, op_info: int, length: int, index: int,
+             max_len: int) -> str:
+        """``(text, ret)`` of record ``index``; ``("", 100000)`` for a ``max_len`` over 4096
+        (the binding's own check) or too short for the text and its NUL.
+
+        Differs from real ACL: no difference known.
+        """
+        if max_len > 4096:
+            raise AclError(100000, f"length {max_len} is over the binding's limit 4096")
+        value = str(P.op_record(s, _buf(s, op_info, length), index)[field])
+        if max_len < len(value.encode()) + 1:
+            raise AclError(100000, f"length {max_len} cannot hold {value!r} and its NUL")
+        return value
+    text.__name__ = name.rpartition(".")[2]
+    return text
+
+
+def _text_v2_api(name: str, cname: str, field: int) -> Any:
+    @acl_api(name, cname, "pkI", out=1, default=None)
+    def text(s: S, th: Any, cid: int, op_info: int, length: int, index: int) -> str:
+        """``(text, ret)`` of record ``index`` (the binding asks the length first);
+        ``(None, 100000)`` for a bad buffer or index.
+
+        Differs from real ACL: no difference known.
+        """
+        return str(P.op_record(s, _buf(s, op_info, length), index)[field])
+    text.__name__ = name.rpartition(".")[2]
+    return text
+
+
+def _len_api(name: str, cname: str, field: int) -> Any:
+    @acl_api(name, cname, "pkI", out=1)
+    def size(s: S, th: Any, cid: int, op_info: int, length: int, index: int) -> int:
+        """``(length, ret)``: bytes to allocate for the text of record ``index`` (with its
+        NUL).
+
+        Differs from real ACL: no difference known.
+        """
+        return len(str(P.op_record(s, _buf(s, op_info, length), index)[field]).encode()) + 1
+    size.__name__ = name.rpartition(".")[2]
+    return size
+
+
+def _int_api(name: str, cname: str, field: int) -> Any:
+    @acl_api(name, cname, "pkI", out="value")
+    def value(s: S, th: Any, cid: int, op_info: int, length: int, index: int) -> int:
+        """The value of record ``index`` (0, with 100000 in the trace, for a bad buffer or
+        index: the C function returns 0).
+
+        Differs from real ACL: times are virtual nanoseconds since the session started.
+        """
+        return int(P.op_record(s, _buf(s, op_info, length), index)[field])
+    value.__name__ = name.rpartition(".")[2]
+    return value
+
+
+get_op_type = _text_api("acl.prof.get_op_type", "aclprofGetOpType", 4)
+get_op_name = _text_api("acl.prof.get_op_name", "aclprofGetOpName", 5)
+get_op_type_v2 = _text_v2_api("acl.prof.get_op_type_v2", "aclprofGetOpType", 4)
+get_op_name_v2 = _text_v2_api("acl.prof.get_op_name_v2", "aclprofGetOpName", 5)
+get_op_type_len = _len_api("acl.prof.get_op_type_len", "aclprofGetOpTypeLen", 4)
+get_op_name_len = _len_api("acl.prof.get_op_name_len", "aclprofGetOpNameLen", 5)
+get_model_id = _int_api("acl.prof.get_model_id", "aclprofGetModelId", 0)
+get_op_start = _int_api("acl.prof.get_op_start", "aclprofGetOpStart", 1)
+get_op_end = _int_api("acl.prof.get_op_end", "aclprofGetOpEnd", 2)
+get_op_duration = _int_api("acl.prof.get_op_duration", "aclprofGetOpDuration", 3)
+
+
 def written(session: S) -> list[str]:
     """The profile files acl.prof.finalize wrote in ``session``, oldest first."""
     return list(P.state(session).written)
 
 
-__all__ = ["create_config", "destroy_config", "finalize", "init", "start", "stop", "written"]
+__all__ = [
+    "create_config",
+    "create_subscribe_config",
+    "destroy_config",
+    "destroy_subscribe_config",
+    "finalize",
+    "get_model_id",
+    "get_op_desc_size",
+    "get_op_duration",
+    "get_op_end",
+    "get_op_name",
+    "get_op_name_len",
+    "get_op_name_v2",
+    "get_op_num",
+    "get_op_start",
+    "get_op_type",
+    "get_op_type_len",
+    "get_op_type_v2",
+    "init",
+    "model_subscribe",
+    "model_un_subscribe",
+    "model_unsubscribe",
+    "start",
+    "stop",
+    "written",
+]

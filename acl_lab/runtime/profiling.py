@@ -16,18 +16,25 @@ initialised).
 from __future__ import annotations
 
 import os
+import struct
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..constants import (
+    ACL_ERROR_INVALID_MODEL_ID,
     ACL_ERROR_INVALID_PARAM,
     ACL_ERROR_PROF_ALREADY_RUN,
+    ACL_ERROR_PROF_API_CONFLICT,
     ACL_ERROR_PROF_NOT_RUN,
+    ACL_ERROR_PROF_REPEAT_SUBSCRIBE,
     ACL_ERROR_PROFILING_FAILURE,
     ACL_ERROR_REPEAT_INITIALIZE,
     ACL_ERROR_UNINITIALIZE,
 )
+from .compute import kernel_ns, occupancy
 from .errors import AclError
+from .scheduler import TaskKind
 from .session import Session
 
 #: aclprofInit's path limit (C-doc 19-01: "最大长度不超过4096字节")
@@ -49,6 +56,17 @@ class ProfConfig:
 
 
 @dataclass
+class SubscribeConfig:
+    """An aclprofSubscribeConfig: where a subscribed model's op records go (a pipe's fd)."""
+
+    time_info: int
+    aicore_metrics: int
+    fd: int
+    handle: int = 0
+    alive: bool = True
+
+
+@dataclass
 class ProfState:
     """What aclprof* calls set up in one session."""
 
@@ -59,6 +77,10 @@ class ProfState:
     intervals: list[tuple[int, int, tuple[int, ...]]] = field(default_factory=list)
     #: every profile written so far (paths)
     written: list[str] = field(default_factory=list)
+    #: model id -> (subscribe config, virtual time of the subscription)
+    subscriptions: dict[int, tuple[SubscribeConfig, int]] = field(default_factory=dict)
+    #: the hook subscriber that turns placed model tasks into op records (while subscribed)
+    reporter: OpReporter | None = None
 
 
 def state(s: Session) -> ProfState:
@@ -75,6 +97,10 @@ def init(s: Session, path: str) -> None:
     st = state(s)
     if s.init_count <= 0:
         raise AclError(ACL_ERROR_UNINITIALIZE, "acl.prof.init needs acl.init first")
+    if st.subscriptions:
+        raise AclError(ACL_ERROR_PROF_API_CONFLICT,
+                       "acl.prof.init while a model is subscribed (acl.prof.model_subscribe): "
+                       "the two profiling modes cannot be mixed")
     if st.path is not None:
         raise AclError(ACL_ERROR_REPEAT_INITIALIZE,
                        "acl.prof.init was already called (pair it with acl.prof.finalize)")
@@ -168,3 +194,196 @@ def finalize(s: Session, now: int) -> tuple[str, list[tuple[int, int, tuple[int,
     st.path = None
     st.intervals = []
     return out
+
+
+# ------------------------------------------------------------------------------ subscription
+
+
+def create_subscribe_config(s: Session, time_info: int, metrics: int, fd: int) -> int:
+    """aclprofCreateSubscribeConfig: a handle for model_subscribe (``fd``: a pipe's write
+    end, checked when the records are written)."""
+    if time_info not in (0, 1):
+        raise AclError(ACL_ERROR_INVALID_PARAM,
+                       f"time_info_switch must be 0 or 1, not {time_info}")
+    cfg = SubscribeConfig(time_info, metrics, fd)
+    cfg.handle = s._handle(cfg)
+    return cfg.handle
+
+
+def subscribe_config(s: Session, handle: int) -> SubscribeConfig:
+    """A live subscribe config by handle (100000 for null, unknown or destroyed)."""
+    obj = s.handles.get(handle) if handle else None
+    if not isinstance(obj, SubscribeConfig) or not obj.alive:
+        raise AclError(ACL_ERROR_INVALID_PARAM, f"{handle:#x} is not a live subscribe config")
+    return obj
+
+
+def destroy_subscribe_config(s: Session, handle: int) -> None:
+    """aclprofDestroySubscribeConfig."""
+    subscribe_config(s, handle).alive = False
+
+
+def subscribe(s: Session, mid: int, handle: int, now: int) -> None:
+    """aclprofModelSubscribe: model ``mid``'s executions from ``now`` on are reported.
+
+    Codes: msprofiler_acl_api.cpp ProfCheckModelLoaded (100011 for a model that is not
+    loaded), ProfSubscribe (100000 for a null config), the manager's subscribe precheck
+    (148047 while aclprofInit's mode runs) and ProfAclMgr (148046 for a repeat)."""
+    st = state(s)
+    lm = s.models.get(mid)
+    if lm is None or not getattr(lm, "alive", False):
+        raise AclError(ACL_ERROR_INVALID_MODEL_ID, f"model {mid} is not loaded")
+    cfg = subscribe_config(s, handle)
+    if st.path is not None:
+        raise AclError(ACL_ERROR_PROF_API_CONFLICT,
+                       "acl.prof.model_subscribe between acl.prof.init and acl.prof.finalize: "
+                       "the two profiling modes cannot be mixed")
+    if mid in st.subscriptions:
+        raise AclError(ACL_ERROR_PROF_REPEAT_SUBSCRIBE, f"model {mid} is already subscribed")
+    st.subscriptions[mid] = (cfg, now)
+    if st.reporter is None:
+        st.reporter = OpReporter(s, st)
+        s.hooks.subscribe(st.reporter)
+
+
+def unsubscribe(s: Session, mid: int) -> tuple[SubscribeConfig, int]:
+    """aclprofModelUnSubscribe: ``(config, subscription time)`` of the ended subscription."""
+    st = state(s)
+    if mid not in st.subscriptions:
+        raise AclError(ACL_ERROR_INVALID_MODEL_ID, f"model {mid} is not subscribed")
+    cfg, since = st.subscriptions[mid]
+    rep = st.reporter
+    if rep is not None:
+        rep.drain(cfg.fd)
+    del st.subscriptions[mid]
+    if rep is not None and not st.subscriptions:
+        s.hooks.unsubscribe(rep)
+        st.reporter = None
+    if rep is not None and rep.lost.pop(cfg.fd, 0):
+        raise AclError(ACL_ERROR_PROFILING_FAILURE,
+                       f"op records of model {mid} could not be written to fd {cfg.fd} (closed, "
+                       "or nobody read the pipe)")
+    return cfg, since
+
+
+def layer_weights(s: Session, mid: int) -> list[tuple[str, str, int]]:
+    """``(node name, op type, ns)`` per layer of model ``mid`` at its current gear: how
+    ``models.execution_cost`` splits one execution's time over its layers."""
+    lm = s.models.get(mid)
+    if lm is None:
+        return []
+    om = lm.om
+    batch = getattr(lm, "cur_batch", None)
+    specs = om.tensor_specs(batch)
+    out = []
+    for node, (name, op, flops, nb) in zip(om.nodes, om.cost(batch), strict=True):
+        cores = occupancy(s.profile, [specs[t] for t in node.outputs])
+        dtype = specs[node.inputs[0]].dtype if node.inputs else "float32"
+        out.append((name, op, int(kernel_ns(s, flops, nb, dtype, cores))))
+    return out
+
+
+# ------------------------------------------------------------------------------ op records
+#: one op record (acl_lab's layout; real msprof's aclprofOpDesc is opaque, its size is what
+#: aclprofGetOpDescSize says): model id, reserved, start, end, duration (ns), op type, op name
+OP_RECORD = struct.Struct("<IIQQQ64s160s")
+OP_DESC_SIZE = OP_RECORD.size
+EXECUTE_CALLS = ("acl.mdl.execute", "acl.mdl.execute_async")
+
+
+def op_records(s: Session, mid: int, start: int, end: int) -> bytes:
+    """The records of one execution of ``mid`` over ``[start, end]``: one per layer, the time
+    split in proportion to each layer's cost."""
+    layers = layer_weights(s, mid)
+    total = sum(ns for _, _, ns in layers) or 1
+    out = []
+    acc = 0
+    t0 = start
+    for name, op, ns in layers:
+        acc += ns
+        t1 = start + (end - start) * acc // total
+        out.append(OP_RECORD.pack(mid, 0, t0, t1, t1 - t0, op.encode()[:63],
+                                  name.encode()[:159]))
+        t0 = t1
+    return b"".join(out)
+
+
+class OpReporter:
+    """A hook subscriber: each placed, successful execution of a subscribed model becomes op
+    records written (without blocking) to the subscription's fd; what the pipe cannot take
+    yet waits and is written at the next execution or at unsubscribe."""
+
+    def __init__(self, s: Session, st: ProfState) -> None:
+        self.s = s
+        self.st = st
+        self.call_model: dict[int, int] = {}
+        self.pending: dict[int, bytearray] = {}
+        #: bytes dropped per fd (the fd was closed or broken)
+        self.lost: dict[int, int] = {}
+
+    def on_call_begin(self, cid: int, name: str, thread_idx: int, ctx_oid: int, file: str,
+                      line: int, start_ns: int, args: tuple[Any, ...], ptrs: int) -> None:
+        """Remember which model an execute call runs."""
+        if name in EXECUTE_CALLS and args and isinstance(args[0], int) \
+                and args[0] in self.st.subscriptions:
+            self.call_model[cid] = args[0]
+
+    def on_task_placed(self, t: Any) -> None:
+        """A model task's start and end are known: report its layers."""
+        if t.kind != TaskKind.MODEL:
+            return
+        mid = self.call_model.pop(t.call, None)
+        sub = self.st.subscriptions.get(mid) if mid is not None else None
+        if mid is None or sub is None or t.status != 0:
+            return
+        fd = sub[0].fd
+        self.pending.setdefault(fd, bytearray()).extend(op_records(self.s, mid, t.start, t.end))
+        self.flush(fd)
+
+    def flush(self, fd: int) -> bool:
+        """Write what the pipe takes now; True when nothing is pending for ``fd``."""
+        buf = self.pending.get(fd)
+        if not buf:
+            return True
+        try:
+            blocking = os.get_blocking(fd)
+            os.set_blocking(fd, False)
+            try:
+                while buf:
+                    n = os.write(fd, buf[:65536])
+                    del buf[:n]
+            finally:
+                os.set_blocking(fd, blocking)
+        except BlockingIOError:
+            return False
+        except OSError:
+            self.lost[fd] = self.lost.get(fd, 0) + len(buf)
+            buf.clear()
+        return not buf
+
+    def drain(self, fd: int) -> None:
+        """Write everything pending for ``fd``, letting other threads (the reader) run while
+        the pipe is full; give up after the session's watchdog time (never hangs)."""
+        deadline = time.monotonic() + max(self.s.watchdog, 0.1)
+        while not self.flush(fd):
+            if time.monotonic() > deadline:
+                buf = self.pending.pop(fd)
+                self.lost[fd] = self.lost.get(fd, 0) + len(buf)
+                return
+            self.s.cond.wait(0.005)  # releases the session lock
+        self.pending.pop(fd, None)
+
+
+def op_record(s: Session, data: bytes, index: int) -> tuple[int, int, int, int, str, str]:
+    """Record ``index`` of a buffer of op records: (model id, start, end, duration, type,
+    name); 100000 for a buffer that is not whole records or an index past them."""
+    if len(data) % OP_DESC_SIZE or not data:
+        raise AclError(ACL_ERROR_INVALID_PARAM,
+                       f"{len(data)} bytes are not a whole number of {OP_DESC_SIZE}-byte op "
+                       "records (acl.prof.get_op_desc_size)")
+    if not 0 <= index < len(data) // OP_DESC_SIZE:
+        raise AclError(ACL_ERROR_INVALID_PARAM,
+                       f"op index {index} is past the {len(data) // OP_DESC_SIZE} records")
+    mid, _, start, end, dur, op, name = OP_RECORD.unpack_from(data, index * OP_DESC_SIZE)
+    return (mid, start, end, dur, op.rstrip(b"\0").decode(errors="replace"),
+            name.rstrip(b"\0").decode(errors="replace"))

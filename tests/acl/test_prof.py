@@ -147,3 +147,129 @@ def test_create_config_wants_a_list(ready: ModuleType) -> None:
         ready.prof.create_config([0.0], 0, 0, 0)
     with pytest.raises(TypeError, match=r"^acl\.prof\.Init args parse failed!$"):
         ready.prof.init(0)
+
+
+# ------------------------------------------------------------------------------ subscription
+
+
+def _load_lenet(acl: ModuleType) -> tuple[int, int, int, int]:
+    """A loaded lenet5 with its desc and input/output datasets: (mid, desc, in_ds, out_ds)."""
+    from acl_lab import zoo
+
+    mid, ret = acl.mdl.load_from_file(zoo.path("lenet5"))
+    assert ret == ACL_SUCCESS
+    desc = acl.mdl.create_desc()
+    assert acl.mdl.get_desc(desc, mid) == ACL_SUCCESS
+    sets = []
+    for n, size in ((acl.mdl.get_num_inputs(desc), acl.mdl.get_input_size_by_index),
+                    (acl.mdl.get_num_outputs(desc), acl.mdl.get_output_size_by_index)):
+        ds = acl.mdl.create_dataset()
+        for i in range(n):
+            nbytes = size(desc, i)
+            ptr, ret = acl.rt.malloc(nbytes, ACL_MEM_MALLOC_NORMAL_ONLY)
+            assert ret == ACL_SUCCESS
+            _, ret = acl.mdl.add_dataset_buffer(ds, acl.create_data_buffer(ptr, nbytes))
+            assert ret == ACL_SUCCESS
+        sets.append(ds)
+    return mid, desc, sets[0], sets[1]
+
+
+def test_model_subscription_reports_each_layer(ready: ModuleType, session: Session) -> None:
+    """Two executions of a subscribed model give one record per layer each on the pipe; the
+    get_op_* functions decode them; the layers tile each execution's model task exactly."""
+    import os
+
+    from acl_lab.runtime.model import OmModel
+    mid, desc, in_ds, out_ds = _load_lenet(ready)
+    assert ready.mdl.execute(mid, in_ds, out_ds) == ACL_SUCCESS  # before: not reported
+    r, w = os.pipe()
+    try:
+        cfg = ready.prof.create_subscribe_config(1, 0, w)
+        assert cfg
+        assert ready.prof.model_subscribe(mid, cfg) == ACL_SUCCESS
+        assert ready.prof.model_subscribe(mid, cfg) == 148046  # ACL_ERROR_PROF_REPEAT_SUBSCRIBE
+        for _ in range(2):
+            assert ready.mdl.execute(mid, in_ds, out_ds) == ACL_SUCCESS
+        assert ready.prof.model_unsubscribe(mid) == ACL_SUCCESS
+        assert ready.prof.model_un_subscribe(mid) == 100011  # no longer subscribed
+        size, ret = ready.prof.get_op_desc_size()
+        assert ret == ACL_SUCCESS
+        os.set_blocking(r, False)
+        data = os.read(r, 1 << 20)
+    finally:
+        os.close(r)
+        os.close(w)
+    om: OmModel = session.models[mid].om
+    layers = [(n.name, n.op) for n in om.nodes]
+    assert len(data) == 2 * len(layers) * size
+    ptr = ready.util.bytes_to_ptr(data)
+    n, ret = ready.prof.get_op_num(ptr, len(data))
+    assert (n, ret) == (2 * len(layers), ACL_SUCCESS)
+    got = []
+    for i in range(n):
+        op_type, ret = ready.prof.get_op_type(ptr, len(data), i, 65)
+        assert ret == ACL_SUCCESS
+        name, ret = ready.prof.get_op_name_v2(ptr, len(data), i)
+        assert ret == ACL_SUCCESS
+        assert ready.prof.get_op_type_len(ptr, len(data), i) == (len(op_type) + 1, 0)
+        assert ready.prof.get_model_id(ptr, len(data), i) == mid
+        start = ready.prof.get_op_start(ptr, len(data), i)
+        end = ready.prof.get_op_end(ptr, len(data), i)
+        assert ready.prof.get_op_duration(ptr, len(data), i) == end - start >= 0
+        got.append((name, op_type, start, end))
+    assert [(a, b) for a, b, _, _ in got] == layers * 2
+    t = session.trace()
+    model_kind = 6  # tasks.kind "model"
+    runs = [(int(t.tasks["start_ns"][i]), int(t.tasks["end_ns"][i]))
+            for i in range(t.tasks.rows) if int(t.tasks["kind"][i]) == model_kind]
+    assert len(runs) == 3
+    for k, (a, b) in enumerate(runs[1:]):
+        mine = got[k * len(layers):(k + 1) * len(layers)]
+        assert mine[0][2] == a and mine[-1][3] == b
+        assert all(x[3] == y[2] for x, y in zip(mine, mine[1:], strict=False))
+    assert ready.prof.get_op_num(ptr, len(data) - 1)[1] == ACL_ERROR_INVALID_PARAM
+    assert ready.prof.get_op_type(ptr, len(data), n, 65)[1] == ACL_ERROR_INVALID_PARAM
+    assert ready.prof.get_op_type(ptr, len(data), 0, 4097) == ("", ACL_ERROR_INVALID_PARAM)
+    assert ready.prof.get_op_type(ptr, len(data), 0, 1) == ("", ACL_ERROR_INVALID_PARAM)
+    assert ready.prof.destroy_subscribe_config(cfg) == ACL_SUCCESS
+
+
+def test_subscription_and_profiling_do_not_mix(ready: ModuleType, tmp_path: Path) -> None:
+    """model_subscribe inside init..finalize, or init while subscribed: 148047."""
+    import os
+
+    mid, *_ = _load_lenet(ready)
+    r, w = os.pipe()
+    try:
+        cfg = ready.prof.create_subscribe_config(1, 0, w)
+        assert ready.prof.model_subscribe(mid + 50, cfg) == 100011  # not loaded
+        assert ready.prof.init(str(tmp_path)) == ACL_SUCCESS
+        assert ready.prof.model_subscribe(mid, cfg) == 148047
+        assert ready.prof.finalize() == ACL_SUCCESS
+        assert ready.prof.model_subscribe(mid, cfg) == ACL_SUCCESS
+        assert ready.prof.init(str(tmp_path)) == 148047
+        assert ready.prof.model_unsubscribe(mid) == ACL_SUCCESS
+    finally:
+        os.close(r)
+        os.close(w)
+
+
+def test_a_full_pipe_never_hangs(ready: ModuleType, session: Session) -> None:
+    """Nobody reads the pipe: unsubscribe gives up after the watchdog time with 500005."""
+    import os
+
+    mid, _, in_ds, out_ds = _load_lenet(ready)
+    r, w = os.pipe()
+    try:
+        cfg = ready.prof.create_subscribe_config(1, 0, w)
+        assert ready.prof.model_subscribe(mid, cfg) == ACL_SUCCESS
+        size, _ = ready.prof.get_op_desc_size()
+        layers = len(session.models[mid].om.nodes)
+        runs = (1 << 16) // (size * layers) + 2  # more than a 64 KiB pipe holds
+        for _ in range(runs):
+            assert ready.mdl.execute(mid, in_ds, out_ds) == ACL_SUCCESS
+        session.watchdog = 0.2
+        assert ready.prof.model_unsubscribe(mid) == 500005  # ACL_ERROR_PROFILING_FAILURE
+    finally:
+        os.close(r)
+        os.close(w)

@@ -15,6 +15,7 @@ Run with ``-s`` to see the summary (functions covered, bad inputs tried).
 from __future__ import annotations
 
 import io
+import os
 import threading
 import warnings
 from collections import Counter, deque
@@ -32,6 +33,7 @@ import acl_lab.aclnn as aclnn
 from acl_lab import zoo
 from acl_lab.acl import _binding
 from acl_lab.acl._boundary import registry
+from acl_lab.runtime import profiling
 from acl_lab.runtime.errors import DeadlockError
 from acl_lab.runtime.session import Session
 
@@ -97,7 +99,9 @@ class World(MediaWorld):
         return v
 
     def close(self) -> None:
-        """Let the helper thread end and join it."""
+        """Let the helper thread end and join it; close the pipe made for subscriptions."""
+        for fd in self.cache.get("pipe", ()):
+            os.close(fd)
         self.release.set()
         for t in threading.enumerate():
             if t.name.startswith("acl-thread-"):
@@ -306,6 +310,36 @@ class World(MediaWorld):
         cfg = int(self.acl.prof.create_config([0], 0, 0, 0))
         assert self.acl.prof.destroy_config(cfg) == 0
         return cfg
+
+    def _pipe(self) -> tuple[int, int]:
+        return os.pipe()
+
+    def _pipe_w(self) -> int:
+        return self.get(Ref("pipe"))[1]
+
+    def _sub_cfg(self) -> int:
+        return int(self.acl.prof.create_subscribe_config(1, 0, self.get(T.PIPE_W)))
+
+    def _dead_sub_cfg(self) -> int:
+        cfg = int(self.acl.prof.create_subscribe_config(1, 0, self.get(T.PIPE_W)))
+        assert self.acl.prof.destroy_subscribe_config(cfg) == 0
+        return cfg
+
+    def _subscribed(self) -> bool:
+        assert self.acl.prof.model_subscribe(self.get(T.MODEL), self.get(T.SUB_CFG)) == 0
+        return True
+
+    def _op_bytes(self) -> bytes:
+        data = b"".join(profiling.OP_RECORD.pack(1, 0, 10 + i, 20 + i, 10, b"Conv2D", b"conv1")
+                        for i in range(2))
+        self.keep.append(data)
+        return data
+
+    def _op_buf(self) -> int:
+        return int(self.acl.util.bytes_to_ptr(self.get(Ref("op_bytes"))))
+
+    def _op_len(self) -> int:
+        return len(self.get(Ref("op_bytes")))
 
     def _prof_inited(self) -> bool:
         assert self.acl.prof.init(self.get(T.PROF_DIR)) == 0
