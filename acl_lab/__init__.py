@@ -39,7 +39,7 @@ def install(session: Session | None = None) -> ModuleType:
     if session is not None:
         set_current_session(session)
     sys.modules["acl"] = emulated
-    for sub in ("rt", "util", "media", "op", "mdl"):
+    for sub in emulated.SUBMODULES:
         sys.modules[f"acl.{sub}"] = getattr(emulated, sub)
     if "ipykernel" in sys.modules:  # a notebook: figures that render outside JupyterLab too
         from .tracer.notebook_output import setup_notebook
