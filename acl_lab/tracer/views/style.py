@@ -10,8 +10,11 @@ the mappings are read-only proxies, so one caller's tweak can never leak into th
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import json
+import os
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from types import MappingProxyType
 
 #: Memory-block states (memory map) and their default colours.
@@ -22,6 +25,42 @@ LEAKED = "#e45756"
 ERROR = "#c0392b"
 WARNING = "#d68910"
 INFO = "#2471a3"
+
+
+#: Plotly templates for the two themes.
+THEME_TEMPLATES = {"light": "plotly_white", "dark": "plotly_dark"}
+
+
+def jupyterlab_theme(settings_dir: str | os.PathLike[str] | None = None) -> str | None:
+    """``"dark"`` or ``"light"`` from JupyterLab's theme setting (``apputils-extension/
+    themes.jupyterlab-settings`` in the user-settings folder: ``JUPYTERLAB_SETTINGS_DIR`` or
+    ``~/.jupyter/lab/user-settings``); None when it is not set or cannot be read. The file is
+    JSON with ``//`` comments; a theme whose name has "Dark" in it counts as dark."""
+    base = Path(settings_dir or os.environ.get("JUPYTERLAB_SETTINGS_DIR")
+                or Path.home() / ".jupyter" / "lab" / "user-settings")
+    path = base / "@jupyterlab" / "apputils-extension" / "themes.jupyterlab-settings"
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+        doc = json.loads("\n".join(ln for ln in lines if not ln.lstrip().startswith("//")))
+    except (OSError, ValueError):
+        return None
+    name = doc.get("theme") if isinstance(doc, dict) else None
+    if not isinstance(name, str):
+        return None
+    return "dark" if "dark" in name.lower() else "light"
+
+
+def current_theme() -> str:
+    """The theme views draw in: ``ACL_LAB_THEME`` (``dark`` / ``light``) when set, else
+    JupyterLab's own setting (``jupyterlab_theme``), else light."""
+    env = os.environ.get("ACL_LAB_THEME", "").strip().lower()
+    if env in THEME_TEMPLATES:
+        return env
+    return jupyterlab_theme() or "light"
+
+
+def _themed(light: str, dark: str) -> Callable[[], str]:
+    return lambda: dark if current_theme() == "dark" else light
 
 
 def _ro(d: dict[str, str]) -> Mapping[str, str]:
@@ -100,7 +139,9 @@ class PlotStyle:
             lane.
         lod_pixels: the horizontal resolution level-of-detail decimation assumes: segments
             are merged only below ``window / lod_pixels`` (one pixel at that width).
-        template: the Plotly template.
+        template: the Plotly template: ``plotly_white``, or ``plotly_dark`` when the theme
+            is dark (``current_theme()``: ``ACL_LAB_THEME`` or JupyterLab's setting); the
+            line colours that must contrast with the background follow it too.
     """
 
     kind_colors: Mapping[str, str] = field(default_factory=_kind_colors)
@@ -112,8 +153,9 @@ class PlotStyle:
     call_color: str = "#7a8ca3"
     error_row_color: str = "rgba(192, 57, 43, 0.18)"
     sync_color: str = "rgba(228, 87, 86, 0.22)"
-    flow_color: str = "rgba(90, 90, 90, 0.45)"
-    edge_color: str = "#222222"
+    flow_color: str = field(default_factory=_themed("rgba(90, 90, 90, 0.45)",
+                                                    "rgba(200, 200, 200, 0.5)"))
+    edge_color: str = field(default_factory=_themed("#222222", "#e0e0e0"))
     lane_order: tuple[str, ...] = ("threads", "streams", "sync_copies", "engines")
     time_units: tuple[tuple[str, int], ...] = (("µs", 1_000), ("ms", 1_000_000))
     unit_switch_ns: int = 10_000_000
@@ -123,7 +165,8 @@ class PlotStyle:
     sync_width: float = 0.9
     callback_width: float = 0.3
     lod_pixels: int = 4000
-    template: str = "plotly_white"
+    template: str = field(default_factory=_themed(THEME_TEMPLATES["light"],
+                                                  THEME_TEMPLATES["dark"]))
 
     def kind_color(self, kind: str) -> str:
         """The colour of task kind ``kind`` (grey for an unknown kind)."""
