@@ -357,3 +357,22 @@ def test_malloc_align32_overflows_only_past_its_smaller_padding(ready: ModuleTyp
 def test_malloc_host_too_big_is_out_of_memory(ready: ModuleType) -> None:
     """aclrtMallocHost checks only size > 0; a huge size is out of memory."""
     assert ready.rt.malloc_host(1 << 50) == (0, 207001)
+
+
+def test_raw_destination_unmapped_before_an_async_copy_runs_fails_the_task() -> None:
+    """memcpy_async into an mmap that the program closes before the copy runs: the copy
+    checks the pages again when it runs, so the task fails (the stream reports an error)
+    instead of writing into unmapped memory."""
+    done = run_isolated("""
+        stream, _ = acl.rt.create_stream()
+        m = mmap.mmap(-1, mmap.PAGESIZE)
+        queued = acl.rt.memcpy_async(np.frombuffer(m, np.uint8).ctypes.data, 64, dev, 64, 2,
+                                     stream)
+        m.close()
+        print(queued, acl.rt.synchronize_stream(stream))
+        print(any("no longer" in d or "not mapped" in d
+                  for d in [s.trace().string(int(k)) for k in s.trace().diags["message"]]))
+    """)
+    assert done.returncode == 0, done.stderr
+    queued, synced, explained = done.stdout.split()
+    assert queued == "0" and synced != "0" and explained == "True"
