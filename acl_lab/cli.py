@@ -7,6 +7,13 @@ the trace and a JSON summary even when the program dies of an exception or a det
 deadlock, and prints a short summary to stderr; ``--report FILE`` adds the HTML report
 (``acl-lab report TRACE -o FILE`` makes one from a saved trace). Options go before the
 program; everything after it belongs to the program (as with ``python -m cProfile``).
+
+Every output path is checked before the program runs (one line naming it and the problem,
+exit 2). The program ends the way the interpreter ends it: its threads are joined, its
+``atexit`` handlers run and its module globals are collected (``__del__`` releases), and only
+then does the session tear down what is left, which is what gets reported as leaked. A Ctrl-C
+ends the program with exit 130; both outputs are still written, and the trace meta says
+``interrupted`` with the Python stack (``interrupted_stack``, ``_file``, ``_line``).
 """
 
 from __future__ import annotations
