@@ -16,7 +16,7 @@ from ..runtime.session import Session
 from ._boundary import acl_api
 
 
-@acl_api("acl.media.dvpp_malloc", "acldvppMalloc", "L", out=1)
+@acl_api("acl.media.dvpp_malloc", "acldvppMalloc", "k", out=1)
 def dvpp_malloc(s: Session, th: Any, cid: int, size: int) -> int:
     """``(ptr, ret)``: device memory for DVPP, rounded like aclrtMalloc.
 
