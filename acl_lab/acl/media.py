@@ -46,6 +46,17 @@ def dvpp_create_channel_desc(s: Session, th: Any, cid: int) -> int:
     return dvpp.create_channel_desc(s, cid)
 
 
+@acl_api("acl.media.dvpp_get_channel_desc_channel_id", "acldvppGetChannelDescChannelId", "k",
+         out="value")
+def dvpp_get_channel_desc_channel_id(s: Session, th: Any, cid: int, desc: int) -> int:
+    """The id of the desc's channel: channels are numbered 0, 1, ... in creation order
+    (0 also for a desc with no channel yet; the value only).
+
+    Differs from real ACL: the hardware's channel numbering is not documented.
+    """
+    return dvpp.channel_id(s, desc)
+
+
 @acl_api("acl.media.dvpp_set_channel_desc_mode", "acldvppSetChannelDescMode", "kI")
 def dvpp_set_channel_desc_mode(s: Session, th: Any, cid: int, desc: int, mode: int) -> None:
     """Set the channel mode bits (VPC=1, JPEGD=2, JPEGE=4, PNGD=8); samples never call it.
@@ -155,6 +166,8 @@ dvpp_get_pic_desc_width = _pic_getter(*_PIC_FIELDS[3])
 dvpp_get_pic_desc_height = _pic_getter(*_PIC_FIELDS[4])
 dvpp_get_pic_desc_width_stride = _pic_getter(*_PIC_FIELDS[5])
 dvpp_get_pic_desc_height_stride = _pic_getter(*_PIC_FIELDS[6])
+dvpp_set_pic_desc_ret_code = _pic_setter(
+    "ret_code", "RetCode", "I", "the result code (VDEC and JPEGD write it; 0 = success)")
 dvpp_get_pic_desc_ret_code = _pic_getter(
     "ret_code", "RetCode", "I", "the result code of the last decode into this desc (0 = success)")
 
@@ -726,6 +739,17 @@ def vdec_destroy_channel(s: Session, th: Any, cid: int, desc: int) -> None:
     Differs from real ACL: no difference known.
     """
     video.vdec_destroy_channel(s, th, cid, desc)
+
+
+@acl_api("acl.media.vdec_send_skipped_frame", "aclvdecSendSkippedFrame", "kkkO", launch=True)
+def vdec_send_skipped_frame(s: Session, th: Any, cid: int, desc: int, in_stream: int,
+                            cfg: int, user_data: Any) -> None:
+    """Queue a frame that is decoded (as a reference for later frames) but gives no picture;
+    its callback gets ``(in_stream, 0, user_data)``. Rules and codes as vdec_send_frame.
+
+    Differs from real ACL: no difference known.
+    """
+    video.vdec_send_frame(s, th, cid, desc, in_stream, 0, cfg, user_data, skipped=True)
 
 
 @acl_api("acl.media.vdec_send_frame", "aclvdecSendFrame", "kkkkO", launch=True)

@@ -235,6 +235,14 @@ def destroy_channel_desc(s: Session, cid: int, handle: int) -> None:
     _destroy(s, d, cid)
 
 
+def channel_id(s: Session, handle: int) -> int:
+    """acldvppGetChannelDescChannelId: how many DVPP channels were created before this one."""
+    ch = channel_desc(s, handle).channel
+    if ch is None:
+        return 0
+    return sum(1 for o in s.objects[:ch.oid] if isinstance(o, Channel))
+
+
 def _live_channel(s: Session, handle: int) -> ChannelDesc:
     d = channel_desc(s, handle)
     if d.channel is None:

@@ -407,10 +407,12 @@ def vdec_destroy_channel(s: Session, th: HostThread, cid: int, handle: int) -> N
 
 
 def vdec_send_frame(s: Session, th: HostThread, cid: int, handle: int, in_handle: int,
-                    out_handle: int, cfg_handle: int, user_data: Any) -> None:
+                    out_handle: int, cfg_handle: int, user_data: Any,
+                    skipped: bool = False) -> None:
     """aclvdecSendFrame: queue the decode of one frame; the callback gets the stream desc,
-    the output pic desc and ``user_data``. An EOS stream desc flushes the decoder."""
-    api = "acl.media.vdec_send_frame"
+    the output pic desc and ``user_data``. An EOS stream desc flushes the decoder.
+    ``skipped`` (aclvdecSendSkippedFrame): decode as a reference, output no picture."""
+    api = "acl.media.vdec_send_skipped_frame" if skipped else "acl.media.vdec_send_frame"
     d = vdec_desc(s, handle)
     if d.callback is None:
         raise RuntimeError("did not set callback, failed")
@@ -422,7 +424,7 @@ def vdec_send_frame(s: Session, th: HostThread, cid: int, handle: int, in_handle
     sd = stream_desc(s, in_handle)
     eos = bool(sd.eos)
     pic: PicDesc | None = None
-    if out_handle != 0 or not eos:
+    if not skipped and (out_handle != 0 or not eos):
         pic = pic_desc(s, out_handle)
         fmt = pic.format or d.out_pic_format  # a desc left at 0 gets the channel's format
         if fmt not in YUV420SP:
@@ -479,7 +481,8 @@ def vdec_send_frame(s: Session, th: HostThread, cid: int, handle: int, in_handle
     pixels = (pic.width * pic.height) if pic is not None and pic.width else \
         (pic.size * 2 // 3 if pic is not None else 0)
     queue_device_task(s, th, cid, ch.stream, TaskKind.DVPP, Engine.DVPP, dvpp_ns(s, pixels),
-                      reads, writes, run, "VDEC EOS" if eos else "VDEC",
+                      reads, writes, run,
+                      "VDEC EOS" if eos else "VDEC skipped" if skipped else "VDEC",
                       allowed=(DEVICE, DVPP))
     ch.frames += 1
     cb = d.callback

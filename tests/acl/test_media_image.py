@@ -250,3 +250,17 @@ def test_stream_desc_fields(ready: ModuleType, session: Session) -> None:
     assert m.dvpp_destroy_stream_desc(d) == 0
     assert m.dvpp_get_stream_desc_size(d) == 0
     assert int(session.trace().calls["ret"][-1]) == 100000
+
+
+def test_channel_ids_and_pic_ret_code(ready: ModuleType) -> None:
+    """DVPP channels are numbered in creation order; a pic desc's ret code can be set."""
+    acl = ready
+    m = acl.media
+    a, b = m.dvpp_create_channel_desc(), m.dvpp_create_channel_desc()
+    assert m.dvpp_get_channel_desc_channel_id(a) == 0
+    assert m.dvpp_create_channel(a) == 0 and m.dvpp_create_channel(b) == 0
+    assert (m.dvpp_get_channel_desc_channel_id(a), m.dvpp_get_channel_desc_channel_id(b)) \
+        == (0, 1)
+    d = m.dvpp_create_pic_desc()
+    assert m.dvpp_set_pic_desc_ret_code(d, 7) == 0
+    assert m.dvpp_get_pic_desc_ret_code(d) == 7

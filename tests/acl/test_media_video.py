@@ -293,3 +293,21 @@ def test_venc_argument_rules(ready: ModuleType) -> None:
     assert m.dvpp_set_pic_desc_height(small, 64) == 0
     assert m.venc_send_frame(d, small, 0, cfg, None) == 100000  # another size
     assert m.venc_destroy_channel(d) == 0
+
+
+def test_skipped_frame_is_a_reference_without_a_picture(ready: ModuleType) -> None:
+    """vdec_send_skipped_frame decodes the frame (later frames that reference it are right)
+    and its callback gets no output desc (0)."""
+    acl = ready
+    pkts, ref = packets("libx264", 2)
+    got: list[tuple[int, Any]] = []
+    ch = vdec(acl, lambda sd, pd, ud: got.append((pd, ud)))
+    cfg = acl.media.vdec_create_frame_config()
+    assert acl.media.vdec_send_skipped_frame(ch, stream_desc(acl, pkts[0]), cfg, "skip") == 0
+    pd = out_pic(acl)
+    assert acl.media.vdec_send_frame(ch, stream_desc(acl, pkts[1]), pd, cfg, "show") == 0
+    assert acl.rt.process_report(1000) == 0
+    assert got == [(0, "skip"), (pd, "show")]
+    y = read(acl, acl.media.dvpp_get_pic_desc_data(pd), W * H).reshape(H, W)
+    assert np.array_equal(y, ref[1][:H])
+    assert acl.media.vdec_destroy_channel(ch) == 0

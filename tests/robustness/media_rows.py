@@ -213,3 +213,12 @@ row("acl.media.venc_send_frame", _VSEND,
     at(1, 0, NONZERO, "null input for a frame that is not EOS"),
     at(3, DEAD_VENC_CFG, NONZERO, "destroyed frame config"),
     at(3, VDEC_CFG, NONZERO, "a VDEC frame config"))
+row("acl.media.vdec_send_skipped_frame", (VDEC_CHAN, H264, VDEC_CFG, None),
+    handle(0, DEAD_VDEC_DESC, None, PIC, what="vdec channel desc"),
+    at(0, VDEC_READY, NONZERO, "desc without a channel"),
+    at(1, SDESC, NONZERO, "stream desc with no data"),
+    at(2, DEAD_VDEC_CFG, NONZERO, "destroyed frame config"))
+row("acl.media.dvpp_set_pic_desc_ret_code", (PIC, 1),
+    handle(0, None, None, CFG, what="pic desc"))
+row("acl.media.dvpp_get_channel_desc_channel_id", (CHAN,),
+    valued(handle(0, None, None, PIC, what="channel desc"), 0))
