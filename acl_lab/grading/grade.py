@@ -4,10 +4,16 @@
 reads nbgrader's ``submitted/`` layout: one folder per learner, named by the learner, holding
 that learner's exercise notebooks (``*.ipynb``, directly or one folder down). It writes
 ``OUT_DIR/grades.csv`` (one row per rubric item: ``learner,exercise,item,points,max_points,
-passed,reason``) and one offline feedback page per learner, ``OUT_DIR/<learner>.html``.
+passed,reason,flag``; ``flag`` names an attempt to game the grading, see ``FLAGS``) and one
+offline feedback page per learner, ``OUT_DIR/<learner>.html``.
 
-The trust boundary. Each notebook runs in its own child process (``acl_lab.grading.worker``)
-in a fresh temporary folder, with a wall-clock time limit (the whole process group is killed)
+The sandbox. Every notebook's worker runs under bubblewrap (``acl_lab.grading.sandbox``):
+read-only system and package, no solutions, no other submissions, no output folder, a private
+``/tmp`` and PID namespace, no network. Without bubblewrap ``grade`` stops with one line unless
+``--no-sandbox`` is given; every feedback page then carries ``UNSANDBOXED_WARNING``.
+
+The trust boundary. Each notebook runs in its own sandboxed child process
+(``acl_lab.grading.worker``) in a fresh temporary folder, with a wall-clock time limit (the whole process group is killed)
 and an address-space limit, so a loop, a crash or ``os._exit`` costs only that notebook. The
 child only *runs* the learner's code and writes the trace, the returned value and the
 integrity violations it saw. This process draws the seeds (``os.urandom``), loads each trace
@@ -59,7 +65,8 @@ from .runner import new_seed
 DEFAULT_TIMEOUT_S = 600.0
 DEFAULT_MEMORY_MB = 4096
 #: The CSV header, in order.
-CSV_HEADER = ("learner", "exercise", "item", "points", "max_points", "passed", "reason")
+CSV_HEADER = ("learner", "exercise", "item", "points", "max_points", "passed", "reason",
+              "flag")
 #: How much of a child's stdout/stderr is kept (the end of it) for the feedback page.
 TAIL_BYTES = 16 << 10
 #: Largest ``result.json`` / ``notebook.json`` the parent reads.
@@ -86,12 +93,13 @@ class Row:
     max_points: int
     passed: bool
     reason: str
+    flag: str = ""
 
     def cells(self) -> list[str]:
         """The row as CSV cells (learner text made safe for spreadsheets)."""
         return [_csv_safe(self.learner), self.exercise, self.item, str(self.points),
                 str(self.max_points), "true" if self.passed else "false",
-                _csv_safe(" ".join(self.reason.split()))]
+                _csv_safe(" ".join(self.reason.split())), self.flag]
 
 
 @dataclass
@@ -126,12 +134,22 @@ class ExerciseOutcome:
 
     def rows(self, learner: str) -> list[Row]:
         """One CSV row per rubric item."""
+        flag = self.flag
         if self.report is not None:
             return [Row(learner, self.exercise.id, r.item.id, r.points_awarded, r.item.points,
-                        r.passed, r.reason) for r in self.report.results]
+                        r.passed, r.reason, flag) for r in self.report.results]
         reason = self.failure or "not graded"
-        return [Row(learner, self.exercise.id, it.id, 0, it.points, False, reason)
+        return [Row(learner, self.exercise.id, it.id, 0, it.points, False, reason, flag)
                 for it in self.exercise.items]
+
+    @property
+    def flag(self) -> str:
+        """The instructor's flag for this exercise: ``FLAGS`` key of an attempt to game the
+        grading (``"integrity"``, ``"no-acl"``, ``"not-from-device"``,
+        ``"declared-host-work"``), or ``""``."""
+        if self.report is None:
+            return "integrity" if (self.failure or "").startswith("submission ") else ""
+        return flag_of(self.report)
 
 
 @dataclass
@@ -189,6 +207,31 @@ class GradeOptions:
     release: Path | None = None
     sandbox: bool = True
     hidden: tuple[str, ...] = ()
+
+
+#: The CSV's ``flag`` values: an attempt to game the grading, for the instructor to look at.
+FLAGS = {
+    "integrity": "the submission changed, read or escaped what grades it",
+    "no-acl": "the part made no ACL call at all",
+    "not-from-device": "a returned value did not come back from the device's work",
+    "declared-host-work": "host time was declared with a number instead of measured work",
+}
+#: Text of the reasons that mark each flag (from report.gate, provenance and exercise 08).
+_FLAG_MARKS = (("no-acl", "no ACL call in the trace"),
+               ("not-from-device", "earn no points"),
+               ("not-from-device", "the device did not compute it"),
+               ("declared-host-work", "it is a number your code chose"))
+
+
+def flag_of(report: Report) -> str:
+    """The ``FLAGS`` key that applies to a graded exercise, or ``""``."""
+    if report.run.violations:
+        return "integrity"
+    texts = [report.gate or "", *(r.reason for r in report.results)]
+    for flag, mark in _FLAG_MARKS:
+        if any(mark in t for t in texts):
+            return flag
+    return ""
 
 
 # ------------------------------------------------------------------------------ discovery

@@ -346,7 +346,9 @@ def gate(ex: Exercise, run: Run) -> tuple[str, str | None] | None:
     for f in run.findings:
         if f.severity in GATED_SEVERITIES and f.kind not in claimed:
             where = f" at {f.file}:{f.line}" if f.file else ""
-            return (f"the trace holds a {f.severity} finding this part does not accept, so "
+            article = "an" if f.severity[:1] in "aeiou" else "a"
+            return (f"the trace holds {article} {f.severity} finding this part does not "
+                    "accept, so "
                     f"no item can pass until it is fixed: {f.kind}{where}: {f.message}",
                     FINDING_VIEWS.get(f.kind, "timeline"))
     return None

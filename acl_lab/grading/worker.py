@@ -376,11 +376,11 @@ def snapshot_acl_lab() -> Snapshot:
     snap["sys.modules"] = entries
     snap["exercise registry"] = _registry_fingerprint()
     for name in TOOL_MODULES:
-        module = modules.get(name)
-        if module is None:
+        tool = modules.get(name)
+        if tool is None:
             continue
         tools: dict[str, tuple[int, ...]] = {}
-        for attr, value in list(vars(module).items()):
+        for attr, value in list(vars(tool).items()):
             if _is_code(value) and not isinstance(value, types.ModuleType):
                 tools[attr] = _fingerprint(value)
                 if isinstance(value, type) and getattr(value, "__module__", "") == name:

@@ -31,7 +31,7 @@ from .submissions.builders import (
 )
 
 REPO = Path(__file__).resolve().parents[2]
-HEADER = "learner,exercise,item,points,max_points,passed,reason"
+HEADER = "learner,exercise,item,points,max_points,passed,reason,flag"
 #: A learner's folder name with HTML metacharacters: the page must escape it.
 ODD_NAME = 'learner <i>&"x'
 #: Allocates and never frees, copies nothing, returns the right values.
