@@ -53,6 +53,12 @@ def _bad(name: str, cpython: str = "") -> TypeError:
     return TypeError(text if text is not None else cpython or f"{name}() bad arguments")
 
 
+def _no_keywords(name: str) -> TypeError:
+    """CPython's TypeError for a keyword argument to a METH_VARARGS function (every entry
+    of the binding is one)."""
+    return TypeError(f"{name.rpartition('.')[2]}() takes no keyword arguments")
+
+
 #: what each integer letter accepts: (low, high) range checked, or a mask applied
 _RANGE = {"i": (-(1 << 31), (1 << 31) - 1), "h": (-(1 << 15), (1 << 15) - 1),
           "b": (0, 255), "l": (-(1 << 63), (1 << 63) - 1), "L": (-(1 << 63), (1 << 63) - 1)}
@@ -206,20 +212,23 @@ def acl_api(name: str, cname: str, fmt: str, out: int | str = 0, launch: bool = 
         names = [f"a{i}" for i in range(len(letters))]
         if not fmt:
             # the binding's wrappers that parse nothing ignore whatever they are given
-            head = (f"def {impl.__name__}(*ignored):\n"
+            head = (f"def {impl.__name__}(*ignored, **kw):\n"
+                    f"    if kw:\n        raise _no_keywords(NAME)\n"
                     f"    args = ()\n")
         elif nreq == len(letters):
             params = ", ".join(f"{n}=_M" for n in names)
             tup = f"({', '.join(names)}{',' if len(names) == 1 else ''})"
             fast = _fast_check(fmt)
-            head = (f"def {impl.__name__}({params}{', ' if names else ''}*extra):\n"
+            head = (f"def {impl.__name__}({params}, /, *extra, **kw):\n"
+                    f"    if kw:\n        raise _no_keywords(NAME)\n"
                     f"    if not extra and {fast}:\n"
                     f"        args = {tup}\n"
                     f"    else:\n"
                     f"        args = _parse(NAME, FMT, tuple(x for x in {tup} + extra "
                     "if x is not _M))\n")
         else:
-            head = (f"def {impl.__name__}(*args):\n"
+            head = (f"def {impl.__name__}(*args, **kw):\n"
+                    f"    if kw:\n        raise _no_keywords(NAME)\n"
                     f"    args = _parse(NAME, FMT, args)\n")
         src = head + f"""    s = _current()
     if s is None:  # interpreter shutdown, no session: ACL is gone (see AFTER_EXIT)
@@ -241,7 +250,8 @@ def acl_api(name: str, cname: str, fmt: str, out: int | str = 0, launch: bool = 
         s.api_exit(th, cid, ret)
     return {shape}
 """
-        env: dict[str, Any] = {"_parse": _parse, "_M": _MISSING, "NAME": name, "FMT": fmt,
+        env: dict[str, Any] = {"_parse": _parse, "_no_keywords": _no_keywords,
+                               "_M": _MISSING, "NAME": name, "FMT": fmt,
                                "PTRS": ptrs, "_current": current_session,
                                "_getframe": sys._getframe, "AclError": AclError,
                                "IMPL": impl, "DEFAULT": default,

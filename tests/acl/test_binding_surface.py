@@ -320,3 +320,17 @@ def test_dynamic_hw_on_a_static_model(ready: ModuleType) -> None:
     assert ready.mdl.set_dynamic_hw_size(mid, ds, 0, 0, 224) == 100000
     assert ready.mdl.set_dynamic_hw_size(mid + 99, ds, 0, 224, 224) == 145003
     assert ready.mdl.set_dynamic_hw_size(mid, ds, 0, 224, 224) == 145013
+
+
+@pytest.mark.parametrize("call", [
+    lambda acl: acl.rt.malloc(size=64, policy=0),   # a parsing wrapper
+    lambda acl: acl.rt.malloc(64, a1=0),
+    lambda acl: acl.init(config_path="x"),          # optional arguments
+    lambda acl: acl.rt.get_device(device=0),        # a wrapper that parses nothing
+])
+def test_keyword_arguments_are_refused(ready: ModuleType, session: Session, call: Any) -> None:
+    """Every entry is METH_VARARGS: CPython refuses keywords before the wrapper runs."""
+    before = session.trace().calls.rows
+    with pytest.raises(TypeError, match=r"^\w+\(\) takes no keyword arguments$"):
+        call(ready)
+    assert session.trace().calls.rows == before
