@@ -14,12 +14,13 @@ read-only system and package, no solutions, no other submissions, no output fold
 
 The trust boundary. Each notebook runs in its own sandboxed child process
 (``acl_lab.grading.worker``) in a fresh temporary folder, with a wall-clock time limit (the
-whole sandbox is killed) and an address-space limit, so a loop, a crash or ``os._exit``
-costs only that notebook. The child only *runs* the learner's code and writes the trace, the returned value and the
-integrity violations it saw. This process draws the seeds (``os.urandom``), loads each trace
-with the strict ``Trace.load``, recomputes the findings, rebuilds the ``Run`` with its own seed
-and grades it with its own, untouched rubric. An exercise without a complete result file gets
-0 points on every item, with the reason (time limit, memory limit, the process ended early).
+whole sandbox is killed) and an address-space limit, so a loop, a crash or ``os._exit`` costs
+only that notebook. The child only *runs* the learner's code and writes the trace, the returned
+value and the integrity violations it saw. This process draws the seeds (``os.urandom``), loads
+each trace with the strict ``Trace.load``, recomputes the findings, rebuilds the ``Run`` with
+its own seed and grades it with its own, untouched rubric. An exercise without a complete
+result file gets 0 points on every item, with the reason (time limit, memory limit, the process
+ended early).
 
 Which exercises a notebook holds: ``metadata.acl_lab.exercises`` of the released starter of the
 same file name (``--release``, default the course's ``exercises/``) when there is one, so a
