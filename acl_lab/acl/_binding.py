@@ -1099,7 +1099,28 @@ SAMPLE_CALLED: frozenset[str] = frozenset((
 #: Why an entry is not emulated: the first rule whose names or name prefixes match wins
 #: (a rule's module is "" for any module). No public sample calls any of these.
 _REASONS: tuple[tuple[str, tuple[str, ...], str], ...] = (
-    ("acl.media", (), "media work in progress (DVPP/VDEC/VENC functions are added one by one)"),
+    ("acl.media", ("dvpp_create_hist", "dvpp_destroy_hist", "dvpp_get_hist_", "dvpp_clear_hist",
+                   "dvpp_create_lut_map", "dvpp_destroy_lut_map", "dvpp_get_lut_map_",
+                   "dvpp_vpc_equalize_hist_async", "dvpp_vpc_make_border_async",
+                   "dvpp_vpc_calc_hist_async"),
+     "a USE_MDL-only entry (device-side builds), not in the host binding the samples use"),
+    ("acl.media", ("dvpp_create_border_config", "dvpp_destroy_border_config",
+                   "dvpp_set_border_config_", "dvpp_get_border_config_",
+                   "dvpp_vpc_batch_crop_resize_make_border_async"),
+     "border configs and make-border padding (border types, per-channel values) are not "
+     "emulated"),
+    ("acl.media", ("dvpp_png_",), "PNGD (PNG to RGB888/RGBA8888) is not emulated: the emulated "
+                                  "DVPP handles JPEG and YUV420SP only"),
+    ("acl.media", ("dvpp_vpc_convert_color_async", "dvpp_vpc_pyr_down_async"),
+     "colour conversion and pyramid down-scaling work on formats other than YUV420SP, which "
+     "the emulated VPC does not handle"),
+    ("acl.media", ("dvpp_set_channel_desc_param", "dvpp_get_channel_desc_param",
+                   "vdec_set_channel_desc_param", "vdec_get_channel_desc_param",
+                   "venc_set_channel_desc_param", "venc_get_channel_desc_param"),
+     "the generic typed parameter get/set (CSC matrix, VENC rate-control parameters) is not "
+     "emulated; the named setters and getters are"),
+    ("acl.media", ("dvpp_malloc_with_cfg",), "allocation with a config dict is not emulated "
+                                             "(nor is acl.rt.malloc_with_cfg)"),
     ("acl.himpi", (), "the hi_mpi media interface of specific SoCs has no emulated hardware"),
     ("acl.fv", (), "feature-vector retrieval needs the retrieval engine, which is not emulated"),
     ("acl.blas", (), "acl.blas GEMM/GEMV single ops are not in acl_lab's op registry"),
