@@ -60,6 +60,7 @@ from .schema import (
     TABLES,
     TASK_KINDS,
 )
+from .sources import SOURCE_LINES, capture
 
 
 class PackedTable:
@@ -674,6 +675,8 @@ class Recorder:
                 meta["trace_peak_bytes"] = peak
                 meta["tasks_in_flight_at_peak"] = in_flight
         cols = {name: t.columns() for name, t in self.tables.items()}
+        # the cited lines' text, so the trace shows them from any folder (sources.py)
+        meta[SOURCE_LINES] = capture(self.strings, cols["calls"]["file"], cols["calls"]["line"])
         return Trace.from_columns(self.strings, cols, meta)
 
 

@@ -31,7 +31,7 @@ import html
 import linecache
 import math
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import ipywidgets as widgets
@@ -40,6 +40,7 @@ import plotly.graph_objects as go
 
 from ..analysis import allocation_spans, trace_end_ns
 from ..schema import POOLS, TASK_KINDS
+from ..sources import stored_sources
 from .memory_map import memory_map
 from .style import PlotStyle
 from .timeline import timeline
@@ -477,24 +478,30 @@ def _human(n: int) -> str:
     return f"{n} B"
 
 
-def source_lines(file: str, line: int, context: int = CONTEXT_LINES) -> list[tuple[int, str]]:
-    """``(number, text)`` of lines ``line - context`` to ``line + context`` of ``file``
-    (empty when the file cannot be read)."""
+def source_lines(file: str, line: int, context: int = CONTEXT_LINES,
+                 stored: Mapping[int, str] | None = None) -> list[tuple[int, str]]:
+    """``(number, text)`` of lines ``line - context`` to ``line + context`` of ``file``;
+    when the file cannot be read, those of them the trace stored (``stored``, from
+    ``tracer.sources.stored_sources``); empty when there are none."""
     if not file or line <= 0:
         return []
     lines = linecache.getlines(file)
     if not lines:
-        return []
+        have = stored or {}
+        return [(n, have[n]) for n in range(max(line - context, 1), line + context + 1)
+                if n in have]
     lo, hi = max(line - context, 1), min(line + context, len(lines))
     return [(n, lines[n - 1].rstrip("\n")) for n in range(lo, hi + 1)]
 
 
-def source_html(file: str, line: int, context: int = CONTEXT_LINES) -> str:
-    """``file:line`` and a few lines of source around it (the line highlighted), escaped."""
+def source_html(file: str, line: int, context: int = CONTEXT_LINES,
+                stored: Mapping[int, str] | None = None) -> str:
+    """``file:line`` and a few lines of source around it (the line highlighted), escaped;
+    ``stored`` is the trace's copy of that file's cited lines (used when it cannot be read)."""
     if not file:
         return "<div style='color:#777'>(no source line recorded)</div>"
     head = f"<code class='acl-site'>{html.escape(file)}:{line}</code>"
-    rows = source_lines(file, line, context)
+    rows = source_lines(file, line, context, stored)
     if not rows:
         return head + " <span style='color:#777'>(source not available)</span>"
     width = len(str(rows[-1][0]))
@@ -528,7 +535,7 @@ def call_html(trace: Any, cid: int, scale: int = 1000, unit: str = "µs") -> str
     return (f"<div class='acl-call'><code>{html.escape(name)}({html.escape(args)})</code>"
             f"<br><span style='color:#555'>call #{cid}, thread {int(c['thread'][cid])}, "
             f"{start / scale:.3f} – {end / scale:.3f} {unit}, {ret_text}</span></div>"
-            + source_html(file, line))
+            + source_html(file, line, stored=stored_sources(trace).get(file)))
 
 
 def finding_html(trace: Any, f: Any, scale: int = 1000, unit: str = "µs") -> str:
@@ -542,7 +549,7 @@ def finding_html(trace: Any, f: Any, scale: int = 1000, unit: str = "µs") -> st
     if cid is not None:
         parts.append(call_html(trace, cid, scale, unit))
     else:
-        parts.append(source_html(f.file, f.line))
+        parts.append(source_html(f.file, f.line, stored=stored_sources(trace).get(f.file)))
     main_site = (f.file, f.line)
     others = []
     for file, line in dict.fromkeys(tuple(s) for s in f.sites):
