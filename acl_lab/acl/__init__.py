@@ -202,9 +202,17 @@ def create_tensor_desc(s: S, th: Any, cid: int, dtype: int, dims: Any, fmt: int)
     a dim outside int64 (which the binding cannot pass as ``int64_t``) gives 0 with 100000
     in the trace instead of an undocumented binding error.
     """
-    if not isinstance(dims, list) or not all(isinstance(d, int) for d in dims):
-        raise TypeError("acl.create_tensor_desc args parse failed: argument 2 is not list")
+    _dims_list(dims)
     return compute.create_tensor_desc(s, cid, dtype, dims, fmt)
+
+
+def _dims_list(dims: Any) -> None:
+    """The binding's list check for dims (py_init_acl.cpp's list converter): not a list ->
+    TypeError "argument 2 is not list", an item that is not an int -> "invalid data type"."""
+    if not isinstance(dims, list):
+        raise TypeError("argument 2 is not list")
+    if not all(isinstance(d, int) for d in dims):
+        raise TypeError("invalid data type")
 
 
 @acl_api("acl.destroy_tensor_desc", "aclDestroyTensorDesc", "k", out="none")
@@ -295,8 +303,7 @@ def set_tensor_shape(s: S, th: Any, cid: int, desc: int, dims: Any) -> None:
     Differs from real ACL: a dim outside int64 returns 100000 (the binding cannot pass it as
     ``int64_t``; what it does instead is not documented).
     """
-    if not isinstance(dims, list) or not all(isinstance(d, int) for d in dims):
-        raise TypeError("acl.set_tensor_shape args parse failed: argument 2 is not list")
+    _dims_list(dims)
     d = compute.tensor_desc(s, desc)
     d.dims = compute.int64_dims(dims, "acl.set_tensor_shape")
 

@@ -1095,6 +1095,25 @@ SAMPLE_CALLED: frozenset[str] = frozenset((
     "acl.util.ptr_to_numpy", "acl.util.start_thread", "acl.util.stop_thread",
 ))
 
+#: TypeError texts of the checks some wrappers make after parsing (the reference rows'
+#: notes): a list argument that is not a ``list``, an item of the wrong type, a callable
+POST_PARSE: dict[str, tuple[str, ...]] = {
+    "acl.create_tensor_desc": ("argument 2 is not list", "invalid data type"),
+    "acl.set_tensor_shape": ("argument 2 is not list", "invalid data type"),
+    "acl.op.execute": ("argument 2, 3, 4, or 5 is not list",
+                       "the list argument is not list of int"),
+    "acl.op.execute_v2": ("argument 2, 3, 4, or 5 is not list",
+                          "the list argument is not list of int"),
+    "acl.op.execute_with_handle": ("argument 2 or 3 is not list",
+                                   "the list argument is not list of int"),
+    "acl.op.infer_shape": ("argument 2, 3, or 5 is not list",
+                           "the list argument is not list of int"),
+    "acl.rt.launch_callback": ("parameter must be callable",),
+    "acl.util.start_thread": ("parameter must be callable",),
+    "acl.prof.create_config": ("argument 1 is not list", "the first argument is not list of int"),
+}
+
+
 # ------------------------------------------------------------------------------ status
 #: Why an entry is not emulated: the first rule whose names or name prefixes match wins
 #: (a rule's module is "" for any module). No public sample calls any of these.

@@ -14,16 +14,22 @@ import numpy as np
 from ..runtime import compute
 from ..runtime.errors import AclError
 from ..runtime.session import Session
+from ._binding import POST_PARSE
 from ._boundary import acl_api
 
 S = Session
 
 
 def _ints(name: str, lists: tuple[Any, ...]) -> list[list[int]]:
+    """The handle lists of an op call, checked with the binding's texts (its notes in
+    ``_binding.POST_PARSE``: "argument 2, 3, 4, or 5 is not list" and the like)."""
+    texts = POST_PARSE.get(name, (f"{name} args parse failed", f"{name} args parse failed"))
+    if not all(isinstance(lst, list) for lst in lists):
+        raise TypeError(texts[0])
     out = []
     for lst in lists:
-        if not isinstance(lst, list) or not all(isinstance(x, int) for x in lst):
-            raise TypeError(f"{name} args parse failed: argument is not list")
+        if not all(isinstance(x, int) for x in lst):
+            raise TypeError(texts[1])
         out.append([x & ((1 << 64) - 1) for x in lst])
     return out
 

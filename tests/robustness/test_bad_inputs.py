@@ -834,18 +834,13 @@ def check_bad(name: str, bad: Bad, sess: Sandbox) -> str | None:
     return None
 
 
-#: TypeError texts the binding's wrappers raise after parsing (reference rows' notes)
-_POST_PARSE_TEXTS = ("parameter must be callable", "argument 1 is not list",
-                     "the first argument is not list of int")
-
-
 def binding_type_error(name: str, text: str) -> bool:
     """Whether ``text`` is a TypeError the real binding gives for ``name``: its parse-failure
     text (a detail may follow it), a post-parse check's text, or, where the binding lets
     CPython's own message through, any text."""
     entry = _binding.BY_NAME.get(name)
     want = entry.message() if entry is not None else f"{name} args parse failed"
-    if want is None or text in _POST_PARSE_TEXTS:
+    if want is None or text in _binding.POST_PARSE.get(name, ()):
         return True
     return text == want or text.startswith(want.rstrip("!") + ":")
 
