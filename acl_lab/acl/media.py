@@ -758,12 +758,13 @@ def vdec_send_frame(s: Session, th: Any, cid: int, desc: int, in_stream: int, ou
     """Queue the decode of one H.264/H.265 frame (Annex-B bytes in device memory, described by
     ``in_stream``) into ``out_pic``; the callback then gets ``(in_stream, out_pic,
     user_data)``. An EOS stream desc (dvpp_set_stream_desc_eos) flushes the decoder; its
-    output pic may be 0.
+    output pic may be 0, and the call returns only when every frame sent was decoded and its
+    callback returned (aclvdecSendFrame page; a wait that cannot end is a deadlock report).
 
-    The output desc's width, height and strides may be left 0: the picture's size and the
-    VDEC strides (width aligned to 16, at least 32; height aligned to 2) are filled in.
-    Set, they must follow those rules and size >= wStride*hStride*3//2 (100000); a set
-    width/height different from the stream's resizes the picture. A frame that cannot be
+    The output desc's width, height and both strides are all left 0 (the stream's size and
+    the VDEC strides, width aligned to 16, at least 32, height aligned to 2, are filled in)
+    or all set (then they follow those rules, and a size different from the stream's
+    resizes the picture); setting only some is 100000, as is size < wStride*hStride*3//2. A frame that cannot be
     decoded reports 100000 in dvpp_get_pic_desc_ret_code. No callback set:
     RuntimeError("did not set callback, failed") like the binding.
     Differs from real ACL: the code of a failed frame is 100000 (the hardware's is not
@@ -855,7 +856,10 @@ def venc_send_frame(s: Session, th: Any, cid: int, desc: int, in_pic: int, reser
     A frame config with EOS flushes the encoder (``in_pic`` may be 0).
 
     The picture desc may give only data and size (as the VENC sample does): the channel's
-    width/height and strides aligned to 16/2 are used. No callback set:
+    width/height and strides aligned to 16/2 are used; the format is always the channel's
+    (the pic desc's is ignored, aclvencSendFrame page). The input buffer must stay allocated
+    until the frame's callback (same page): freeing it earlier fails the task, and the
+    callback's stream desc then carries the task's code. No callback set:
     RuntimeError("did not set callback, failed").
     Differs from real ACL: see venc_create_channel.
     """

@@ -285,20 +285,8 @@ def _close_channel(s: Session, th: HostThread, cid: int, d: Any, fam: str) -> Co
                                                 f"channel: call acl.media.{fam}_create_channel "
                                                 "first")
 
-    def needs() -> list[tuple[Any, str]]:
-        return [(ch.thread, f"acl.media.{fam}_destroy_channel waits for {ch.outstanding} "
-                            f"frame callback(s), which run in {ch.thread.label()}'s "
-                            "acl.rt.process_report")]
-
-    start = th.clock
-    s._block(th, cid, lambda: ch.outstanding == 0, needs,
-             f"{fam} channel {ch.handle:#x} to finish its frames", -1, 0)
+    _wait_frames(s, th, cid, ch, f"acl.media.{fam}_destroy_channel")
     st = ch.stream
-    # The destroy returns after the last callback returned (virtual time too), and it
-    # orders the caller after every task of the channel, like a synchronize of its stream.
-    th.clock = max(th.clock, ch.done_clock, st.tail_end)
-    s.advance(th.clock)
-    s.hooks.on_sync(cid, SYNC_STREAM, st.oid, start, th.clock)
     if st.subscriber is not None:
         sub = st.subscriber
         sub.subscriptions = [x for x in sub.subscriptions if x is not st]
@@ -311,16 +299,40 @@ def _close_channel(s: Session, th: HostThread, cid: int, d: Any, fam: str) -> Co
     return ch
 
 
+def _wait_frames(s: Session, th: HostThread, cid: int, ch: CodecChannel, api: str) -> None:
+    """Block until every frame sent to ``ch`` was processed and its callback returned.
+
+    The caller then continues after the last callback (virtual time too) and is ordered after
+    every task of the channel, like a synchronize of its stream. A wait the report thread can
+    never end is a deadlock report (session._block), not a hang.
+    """
+    def needs() -> list[tuple[Any, str]]:
+        return [(ch.thread, f"{api} waits for {ch.outstanding} frame callback(s), which run "
+                            f"in {ch.thread.label()}'s acl.rt.process_report")]
+
+    start = th.clock
+    s._block(th, cid, lambda: ch.outstanding == 0, needs,
+             f"{ch.kind} channel {ch.handle:#x} to finish its frames", -1, 0)
+    st = ch.stream
+    th.clock = max(th.clock, ch.done_clock, st.tail_end)
+    s.advance(th.clock)
+    s.hooks.on_sync(cid, SYNC_STREAM, st.oid, start, th.clock)
+
+
 def _queue_callback(s: Session, th: HostThread, cid: int, ch: CodecChannel,
                     fn: Callable[..., Any], args: tuple[int, int], user_data: Any,
-                    done: Callable[[], None] | None = None) -> None:
-    """A callback task on the channel's stream, delivered by the report queue."""
+                    work: Any, out: Any, done: Callable[[], None] | None = None) -> None:
+    """A callback task on the channel's stream, after the codec task ``work``, delivered by
+    the report queue. ``out`` (the output pic or stream desc, or None) gets the task's code
+    when the task itself failed (its memory was freed, for instance)."""
     ch.outstanding += 1
 
     def deliver(ud: Any) -> None:
         try:
             with s.lock:  # the frame's effects are due by now (the task ended before)
                 s.advance(s.thread().clock)
+                if work.status and out is not None and not out.ret_code:
+                    out.ret_code = work.status
             fn(args[0], args[1], ud)
         finally:
             with s.lock:
@@ -430,7 +442,13 @@ def vdec_send_frame(s: Session, th: HostThread, cid: int, handle: int, in_handle
         if fmt not in YUV420SP:
             raise AclError(ACL_ERROR_INVALID_PARAM, f"{api}: the output format is {fmt}; "
                                                     "VDEC writes YUV420SP (1 = NV12, 2 = NV21)")
-        if pic.width and pic.height:
+        dims = (pic.width, pic.height, pic.width_stride, pic.height_stride)
+        if any(dims) and not all(dims):
+            raise AclError(ACL_ERROR_INVALID_PARAM,
+                           f"{api}: the output desc sets only some of width, height, "
+                           f"widthStride, heightStride ({dims}); set all four, or none to take "
+                           "the stream's size (aclvdecSendFrame page)")
+        if all(dims):
             _out_layout(pic.width, pic.height, pic, api, fmt)
         _dvpp_buffer(s, cid, pic.data, max(pic.size, 1), "VDEC output")
     reads: list[tuple[int, int, str]] = []
@@ -480,13 +498,15 @@ def vdec_send_frame(s: Session, th: HostThread, cid: int, handle: int, in_handle
 
     pixels = (pic.width * pic.height) if pic is not None and pic.width else \
         (pic.size * 2 // 3 if pic is not None else 0)
-    queue_device_task(s, th, cid, ch.stream, TaskKind.DVPP, Engine.DVPP, dvpp_ns(s, pixels),
-                      reads, writes, run,
-                      "VDEC EOS" if eos else "VDEC skipped" if skipped else "VDEC",
-                      allowed=(DEVICE, DVPP))
+    work = queue_device_task(s, th, cid, ch.stream, TaskKind.DVPP, Engine.DVPP,
+                             dvpp_ns(s, pixels), reads, writes, run,
+                             "VDEC EOS" if eos else "VDEC skipped" if skipped else "VDEC",
+                             allowed=(DEVICE, DVPP))
     ch.frames += 1
     cb = d.callback
-    _queue_callback(s, th, cid, ch, cb, (in_handle, out_handle), user_data)
+    _queue_callback(s, th, cid, ch, cb, (in_handle, out_handle), user_data, work, pic)
+    if eos:  # aclvdecSendFrame with EOS returns once every frame and callback is done
+        _wait_frames(s, th, cid, ch, api + " (EOS)")
 
 
 # ------------------------------------------------------------------ VENC
@@ -579,8 +599,8 @@ def venc_send_frame(s: Session, th: HostThread, cid: int, handle: int, in_handle
                            f"{api}: the input strides are {ws}x{hs}; VENC needs the width "
                            f"aligned up to 16 and the height up to 2 ({_align(w, 16)}x"
                            f"{_align(h, 2)})")
-        fmt = pic.format or d.pic_format
-        lay = Layout(w, h, ws, hs, fmt == PIXEL_FORMAT_YVU_SEMIPLANAR_420)
+        # The channel's format counts; the pic desc's is ignored (aclvencSendFrame page).
+        lay = Layout(w, h, ws, hs, d.pic_format == PIXEL_FORMAT_YVU_SEMIPLANAR_420)
         if pic.size < lay.nbytes:
             raise AclError(ACL_ERROR_INVALID_PARAM,
                            f"{api}: the input size is {pic.size}, but a {w}x{h} YUV420SP "
@@ -625,9 +645,9 @@ def venc_send_frame(s: Session, th: HostThread, cid: int, handle: int, in_handle
         out.ret_code = 0
         return [data]
 
-    queue_device_task(s, th, cid, ch.stream, TaskKind.DVPP, Engine.DVPP,
-                      dvpp_ns(s, w * h), reads, [(addr, slot, "VENC output")], run,
-                      "VENC EOS" if eos else "VENC", allowed=(DEVICE, DVPP))
+    work = queue_device_task(s, th, cid, ch.stream, TaskKind.DVPP, Engine.DVPP,
+                             dvpp_ns(s, w * h), reads, [(addr, slot, "VENC output")], run,
+                             "VENC EOS" if eos else "VENC", allowed=(DEVICE, DVPP))
     ch.ring_next = offset + slot
     ch.frames += 1
     out_handle = _new(s, out, OBJ_DVPP_STREAM_DESC, cid, f"venc output of channel "
@@ -639,7 +659,7 @@ def venc_send_frame(s: Session, th: HostThread, cid: int, handle: int, in_handle
             s.hooks.on_destroy(out.oid, cid, 0)
 
     cb = d.callback
-    _queue_callback(s, th, cid, ch, cb, (in_handle, out_handle), user_data, release)
+    _queue_callback(s, th, cid, ch, cb, (in_handle, out_handle), user_data, work, out, release)
 
 
 __all__ = ["CodecChannel", "FrameConfig", "VdecChannelDesc", "VencChannelDesc",

@@ -135,7 +135,8 @@ def test_process_report_times_out_when_no_frame_comes(ready: ModuleType,
 
 
 def test_destroy_waits_for_the_report_thread(ready: ModuleType) -> None:
-    """vdec_destroy_channel returns only after the frame callbacks ran in the report thread."""
+    """Sending EOS, like vdec_destroy_channel, returns only after every frame callback ran in
+    the report thread."""
     acl = ready
     pkts, _ = packets("libx264", 2)
     seen: list[int] = []
@@ -151,8 +152,11 @@ def test_destroy_waits_for_the_report_thread(ready: ModuleType) -> None:
     cfg = acl.media.vdec_create_frame_config()
     for i, p in enumerate(pkts):
         assert acl.media.vdec_send_frame(ch, stream_desc(acl, p), out_pic(acl), cfg, i) == 0
+    eos = acl.media.dvpp_create_stream_desc()
+    assert acl.media.dvpp_set_stream_desc_eos(eos, 1) == 0
+    assert acl.media.vdec_send_frame(ch, eos, 0, cfg, "eos") == 0  # waits, like the real one
+    assert seen == [0, 1, "eos"]
     assert acl.media.vdec_destroy_channel(ch) == 0
-    assert seen == [0, 1]
     stop.set()
     assert acl.util.stop_thread(tid) == 0
 
@@ -311,3 +315,21 @@ def test_skipped_frame_is_a_reference_without_a_picture(ready: ModuleType) -> No
     y = read(acl, acl.media.dvpp_get_pic_desc_data(pd), W * H).reshape(H, W)
     assert np.array_equal(y, ref[1][:H])
     assert acl.media.vdec_destroy_channel(ch) == 0
+
+
+def test_input_freed_before_its_callback_fails_the_frame(ready: ModuleType) -> None:
+    """Freeing a VENC input before the frame's callback (as the public VENC sample does) fails
+    the encode task; the callback's stream desc carries the task's code, not 0."""
+    acl = ready
+    m = acl.media
+    codes: list[tuple[int, int]] = []
+    d, ret = venc(acl, lambda pic, sd, ud: codes.append(
+        (m.dvpp_get_stream_desc_ret_code(sd), m.dvpp_get_stream_desc_size(sd))))
+    assert ret == 0
+    cfg = m.venc_create_frame_config()
+    pic = out_pic(acl)
+    assert m.venc_send_frame(d, pic, 0, cfg, None) == 0
+    assert m.dvpp_free(m.dvpp_get_pic_desc_data(pic)) == 0  # before the callback: too early
+    assert acl.rt.process_report(1000) == 0
+    assert codes == [(507053, 0)]
+    assert m.venc_destroy_channel(d) == 0
