@@ -764,8 +764,8 @@ def vdec_send_frame(s: Session, th: Any, cid: int, desc: int, in_stream: int, ou
     The output desc's width, height and both strides are all left 0 (the stream's size and
     the VDEC strides, width aligned to 16, at least 32, height aligned to 2, are filled in)
     or all set (then they follow those rules, and a size different from the stream's
-    resizes the picture); setting only some is 100000, as is size < wStride*hStride*3//2. A frame that cannot be
-    decoded reports 100000 in dvpp_get_pic_desc_ret_code. No callback set:
+    resizes the picture); setting only some is 100000, as is size < wStride*hStride*3//2.
+    A frame that cannot be decoded reports 100000 in dvpp_get_pic_desc_ret_code. No callback set:
     RuntimeError("did not set callback, failed") like the binding.
     Differs from real ACL: the code of a failed frame is 100000 (the hardware's is not
     documented); see vdec_create_channel for output order.
