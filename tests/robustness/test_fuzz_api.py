@@ -52,6 +52,7 @@ E_STREAM_CTX = 107003        # ACL_ERROR_RT_STREAM_CONTEXT
 E_MODEL_CTX = 107004         # ACL_ERROR_RT_MODEL_CONTEXT
 E_TIMESTAMP = 107006         # ACL_ERROR_RT_EVENT_TIMESTAMP_INVALID
 E_NOT_SUPPORTED = 207000     # ACL_ERROR_RT_FEATURE_NOT_SUPPORT
+MASK64 = (1 << 64) - 1         # what the binding's k format does to a negative int
 E_OOM = 207001               # ACL_ERROR_RT_MEMORY_ALLOCATION
 E_INTERNAL = 507000          # ACL_ERROR_RT_INTERNAL_ERROR (bad stream / event handles)
 E_MEM = 507053               # ACL_ERROR_RT_DEVICE_MEM_ERROR (out of bounds, freed in flight)
@@ -770,6 +771,8 @@ class ApiMachine(RuleBasedStateMachine):
     def copy_errors(self, dst: int, dest_max: int, src: int, count: int, kind: int
                     ) -> tuple[int | None, MAlloc | None, MAlloc | None]:
         """The code of a copy's argument checks (None: they pass), and the two allocations."""
+        dest_max &= MASK64  # the binding parses sizes with k: -1 wraps to 2**64-1
+        count &= MASK64
         if count == 0:
             return OK, None, None  # §2.6: succeeds and does nothing
         if dst == 0 or src == 0:
