@@ -199,3 +199,16 @@ def test_leaked_pic_desc_and_channel_found_at_their_lines(tmp_path: Path) -> Non
     assert (pic_line, "a DVPP pic desc") in leaks
     assert (chan_line, "a VDEC channel") in leaks
     assert not any("stream" in m for line, m in leaks if line == chan_line)
+
+
+def test_venc_input_freed_early_is_the_only_finding(tmp_path: Path) -> None:
+    """The VENC sample's early dvpp_free of the input is one free_in_flight at that line; the
+    channel's own buffer, freed with its desc after every frame, is not blamed for it."""
+    run = acl_lab_run(tmp_path, "media_venc_free_early.py")
+    assert run.proc.returncode == 0, run.proc.stderr[-3000:]
+    sizes = json.loads(run.proc.stdout.split("sizes ", 1)[1].splitlines()[0])
+    # the first frame was encoded before the free (virtual time); the others lost their input
+    assert sizes[0] > 0 and sizes[1:] == [0, 0]
+    (line,) = lines_containing("media_venc_free_early.py", "# EARLY-FREE")
+    found = [(f["kind"], f["line"]) for f in run.summary["findings"]]
+    assert found == [("free_in_flight", line)], run.summary["findings"]

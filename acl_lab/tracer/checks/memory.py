@@ -8,7 +8,9 @@ Kinds (compute-sanitizer's memcheck/initcheck taxonomy, for pyACL buffers):
 - ``use_after_free``: a call given a pointer into an allocation after its explicit free;
 - ``free_in_flight``: a free while a task queued before it still used the allocation;
 - ``out_of_bounds``: a copy, memset, op or model I/O range past the allocation's end;
-- ``uninitialized_read``: a task read bytes that nothing ever wrote.
+- ``uninitialized_read``: a task read bytes that nothing ever wrote;
+- ``memcpy_kind_mismatch``: a copy whose declared kind does not match its pointers (the
+  runtime corrected or accepted it: a warning; it refused it with 107000: an error).
 
 Evidence comes from the trace only: pointer arguments are recorded relative to their
 allocation (also into freed ones), the ``frees`` table says which free was explicit, the
@@ -405,8 +407,12 @@ def frees_in_flight(trace: Any) -> list[Finding]:
         if _FREED_REASON not in trace.string(int(fl["reason"][j])):
             continue
         t = int(fl["task"][j])
+        end = int(tk["end_ns"][t])
         for a in by_task.get(t, ()):
-            if ev.freed_by[a] > task_call[t]:
+            # only memory freed before the task's end can be what it lost (a task that
+            # failed for one buffer also touches others freed long after it)
+            if ev.freed_by[a] > task_call[t] and (
+                    end < 0 or int(calls["start_ns"][ev.freed_by[a]]) <= end):
                 hits.add((t, a))
                 failed.add(t)
     thread = calls["thread"]
@@ -558,6 +564,57 @@ def uninitialized_reads(trace: Any) -> list[Finding]:
     return out
 
 
+# --------------------------------------------------------------------------- copy kinds
+def _diags_of(trace: Any, kind: str) -> list[tuple[int, int, str]]:
+    """``(call, level, message)`` of every runtime diagnostic of ``kind``, in trace order."""
+    dg = trace.diags
+    try:
+        sid = trace.strings.index(kind)
+    except ValueError:
+        return []
+    return [(int(dg["call"][j]), int(dg["level"][j]), trace.string(int(dg["message"][j])))
+            for j in np.nonzero(dg["kind"] == sid)[0].tolist()]
+
+
+def memcpy_kind_mismatches(trace: Any) -> list[Finding]:
+    """Copies whose declared kind does not match the pointers, one finding per call site.
+
+    The runtime diagnostic says what the real runtime did with the kind (see
+    ``Session._check_kind``): corrected or accepted (a warning: the copy ran, but the
+    program believes it moved other memory, which is how a sample ends up printing the
+    wrong buffer) or refused with 107000 (an error: nothing was copied).
+    """
+    ev = _Evidence.of(trace)
+    groups: dict[tuple[Any, ...], _Group] = defaultdict(_Group)
+    texts: dict[tuple[Any, ...], str] = {}
+    for cid, level, text in _diags_of(trace, "memcpy_kind_mismatch"):
+        key = _site_key(ev, cid, level >= 2)
+        groups[key].main.append(cid)
+        texts.setdefault(key, text)
+    out: list[Finding] = []
+    for key, g in _grouped(groups):
+        file, line, refused = key
+        api = trace.call_name(g.main[0])
+        n = len(g.main)
+        if refused:
+            what = ("returned 107000 and copied nothing. Rule: for pageable host memory "
+                    "(numpy arrays, bytes, Python buffers) the runtime checks the kind "
+                    "against the pointers and refuses a kind that cannot be right")
+        else:
+            what = ("ran, but not as declared. Rule: the runtime works out the direction "
+                    "from the pointers and quietly overrides the kind, so a wrong kind "
+                    "means the program copies other memory than it thinks (for "
+                    "DEVICE_TO_HOST from a host buffer: host bytes, not the device's "
+                    "result)")
+        msg = (f"{api} at {file}:{line}: {texts[key]}{_times(n)}. The copy {what}. Fix: pass "
+               "the kind that matches source and destination (the device buffer from "
+               "acl.rt.malloc as source for DEVICE_TO_HOST, as destination for "
+               "HOST_TO_DEVICE), and check that the pointer is the buffer you mean.")
+        out.append(g.finding(ev, "memcpy_kind_mismatch", "error" if refused else "warning",
+                             msg))
+    return out
+
+
 CHECKS: tuple[Callable[[Any], list[Finding]], ...] = (
     double_frees, invalid_frees, uses_after_free, frees_in_flight, out_of_bounds,
-    uninitialized_reads)
+    uninitialized_reads, memcpy_kind_mismatches)
