@@ -167,7 +167,7 @@ class _RunEnd:
             if code is not None and not isinstance(code, int):
                 print(code, file=sys.stderr)
         except KeyboardInterrupt as e:
-            traceback.print_exc()
+            _print_traceback(e)
             self.interrupt(e)
         except DeadlockError as e:
             self.exit_code = 1
@@ -176,14 +176,14 @@ class _RunEnd:
         except BaseException as e:  # the program's own failure: report it, keep going
             self.exit_code = 1
             self.error = f"{type(e).__name__}: {e}"
-            traceback.print_exc()
+            _print_traceback(e)
 
     def interrupt(self, e: BaseException | None) -> None:
         """The run was interrupted (``e``: the KeyboardInterrupt, with the program's stack)."""
         self.exit_code = EXIT_INTERRUPTED
         if self.interrupted is not None:
             return  # the first interrupt is the one that ended the program
-        stack = "".join(traceback.format_exception(e)) if e is not None else \
+        stack = "".join(_format_traceback(e)) if e is not None else \
             "KeyboardInterrupt (while the program's last ACL call ended)\n"
         frames = traceback.extract_tb(e.__traceback__) if e is not None else []
         where = next((f for f in reversed(frames) if not f.filename.startswith(_PACKAGE_DIR)
@@ -196,6 +196,19 @@ class _RunEnd:
 
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def _format_traceback(e: BaseException) -> list[str]:
+    """The traceback as ``python PROG`` shows it: without the frames of this module that
+    ran the program (the chained exceptions keep theirs)."""
+    tb = e.__traceback__
+    while tb is not None and tb.tb_frame.f_code.co_filename == __file__:
+        tb = tb.tb_next
+    return traceback.format_exception(type(e), e.with_traceback(tb), tb)
+
+
+def _print_traceback(e: BaseException) -> None:
+    sys.stderr.write("".join(_format_traceback(e)))
 
 
 def _write_outputs(trace: Any, opts: argparse.Namespace, end: _RunEnd) -> int:
