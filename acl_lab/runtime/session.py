@@ -86,6 +86,16 @@ H2H, H2D, D2H, D2D = 0, 1, 2, 3
 #: aclrtMemcpyKind -> the task kind of the copy
 COPY_TASK = {H2H: TaskKind.H2H, H2D: TaskKind.H2D, D2H: TaskKind.D2H, D2D: TaskKind.D2D}
 
+#: Kinds ``MemcpyKindReviseMap`` (hicann/runtime api_error.cc) allows for a pair with an
+#: unregistered (pageable) side, keyed by (src pageable, dst pageable, src device, dst device).
+_ALLOWED_KINDS: dict[tuple[bool, bool, bool, bool], tuple[int, ...]] = {
+    (True, False, False, True): (H2D, D2D),          # unregistered -> device
+    (False, True, True, False): (D2H, D2D),          # device -> unregistered
+    (False, True, False, False): (H2H, H2D),         # host -> unregistered
+    (True, False, False, False): (H2H, D2H),         # unregistered -> host
+    (True, True, False, False): (H2H, H2D, D2H, D2D),  # unregistered -> unregistered
+}
+
 #: What a thread in process_report is waiting for (its ``HostThread.wait`` label).
 REPORT_WAIT = "a callback report"
 
@@ -858,7 +868,7 @@ class Session:
         return rd, rs, kind
 
     def _copy_checks(self, cid: int, dst: int, dest_max: int, src: int, count: int,
-                     kind: int) -> tuple[Region, Region, int] | None:
+                     kind: int, asynchronous: bool = False) -> tuple[Region, Region, int] | None:
         if count == 0:
             return None
         if dst == 0 or src == 0:
@@ -876,12 +886,39 @@ class Session:
         rd, rs, inferred = self._copy_regions(dst, src, count)
         self._refuse_read_only(cid, rd, dst, "memcpy destination")
         if kind in (H2H, H2D, D2H, D2D) and kind != inferred:
-            names = ("HOST_TO_HOST", "HOST_TO_DEVICE", "DEVICE_TO_HOST", "DEVICE_TO_DEVICE")
-            self.diag(cid, "memcpy_kind",
-                      f"kind ACL_MEMCPY_{names[kind]} does not match the pointers "
-                      f"({KIND_NAMES[rs.kind]} -> {KIND_NAMES[rd.kind]}); the runtime "
-                      f"corrects it to ACL_MEMCPY_{names[inferred]}")
+            self._check_kind(cid, kind, inferred, rs, rd, asynchronous)
         return rd, rs, inferred
+
+    def _check_kind(self, cid: int, kind: int, inferred: int, rs: Region, rd: Region,
+                    asynchronous: bool) -> None:
+        """A copy kind that does not match its pointers: corrected, accepted or refused.
+
+        Real runtime (hicann/runtime ``src/runtime/api/impl/api_error.cc``): an asynchronous
+        copy goes through ``MemcpyAsyncCheckLocation`` -> ``MemcpyKindAutoCorrect``, whose
+        ``MemcpyKindReviseMap`` forces the kind of every registered combination (device or
+        page-locked host on both sides) with only an INFO log, and for a side that is
+        unregistered (pageable) host memory accepts only the kinds listed for that pair
+        (``allowedKinds``), returning ``RT_ERROR_INVALID_VALUE`` otherwise, which
+        ``errcode_manage.cc`` maps to 107000 (ACL_ERROR_RT_PARAM_INVALID). A synchronous
+        ``rtMemcpy`` (``MemCopySync``) does not call it: the driver's copy goes by the
+        addresses, so a wrong kind is silently corrected there. Either way nothing tells
+        the program, so the emulator leaves a ``memcpy_kind_mismatch`` diagnostic.
+        """
+        names = ("HOST_TO_HOST", "HOST_TO_DEVICE", "DEVICE_TO_HOST", "DEVICE_TO_DEVICE")
+        pair = f"{KIND_NAMES[rs.kind]} -> {KIND_NAMES[rd.kind]}"
+        allowed = _ALLOWED_KINDS.get((rs.kind == HOST_PAGEABLE, rd.kind == HOST_PAGEABLE,
+                                      rs.kind in (DEVICE, DVPP), rd.kind in (DEVICE, DVPP)))
+        if asynchronous and allowed is not None and kind not in allowed:
+            text = (f"kind ACL_MEMCPY_{names[kind]} does not match the pointers ({pair}) and "
+                    "the runtime refuses it for unregistered (pageable) host memory: it "
+                    "accepts only " + " or ".join(f"ACL_MEMCPY_{names[k]}" for k in allowed))
+            self.diag(cid, "memcpy_kind_mismatch", text, level=2)
+            raise AclError(107000, text)
+        how = ("accepts it and copies by the addresses" if allowed is not None
+               else f"corrects it to ACL_MEMCPY_{names[inferred]} without a word")
+        self.diag(cid, "memcpy_kind_mismatch",
+                  f"kind ACL_MEMCPY_{names[kind]} does not match the pointers ({pair}): the "
+                  f"runtime {how}, so the copy is ACL_MEMCPY_{names[inferred]}")
 
     def _copy_cost(self, kind: int, count: int, pinned: bool) -> tuple[Engine, int]:
         p = self.profile
@@ -967,7 +1004,7 @@ class Session:
                      count: int, kind: int, stream: int) -> None:
         """aclrtMemcpyAsync: a copy task on the stream (see the module notes on pageable)."""
         s = self.stream(th, stream)
-        checked = self._copy_checks(cid, dst, dest_max, src, count, kind)
+        checked = self._copy_checks(cid, dst, dest_max, src, count, kind, asynchronous=True)
         if checked is None:
             return
         rd, rs, k = checked
@@ -993,7 +1030,7 @@ class Session:
         if not pinned and self.pageable_async == "sync":
             self._wait_streams(th, cid, [s], f"{s.label()} before a pageable copy",
                                timeout_ns=-1)
-            self.memcpy(th, cid, dst, dest_max, src, count, kind)
+            self.memcpy(th, cid, dst, dest_max, src, count, k)  # kind already checked
             return
         eng, dur = self._copy_cost(k, count, pinned)
         t = Task(COPY_TASK[k], s, cid, th.clock, eng, dur)
@@ -1174,9 +1211,10 @@ class Session:
             if not r.live or a.offset + a.length > r.size:
                 self._fail_task(t, a)
                 return
-            # Raw host pages may have been unmapped since the call; and no write may reach
+            # Raw host pages may have been unmapped since the call queued the task (a task on
+            # no stream runs within its call, right after the check); and no write may reach
             # memory the program may not write (the calls refuse it; this is the last guard).
-            why = self.memory.still_mapped(r, a.write) or (
+            why = (self.memory.still_mapped(r, a.write) if t.stream is not None else "") or (
                 self.memory.may_write(r) if a.write else "")
             if why:
                 self._fail_task(t, a, why)
