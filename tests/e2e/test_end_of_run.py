@@ -282,6 +282,20 @@ def test_callback_task_lets_go_of_the_callback_and_its_data(acl: ModuleType) -> 
     assert acl.rt.synchronize_stream(stream) == 0
 
 
+def test_object_owning_a_run_callback_is_released_by_the_program(tmp_path: Path) -> None:
+    """A module-level object whose bound method was a launch_callback callback: after the
+    callback ran, the object is collected with the program's globals, its ``__del__``
+    releases everything (each call returns 0) and nothing is reported as leaked."""
+    run = acl_lab_run(tmp_path, "callback_owner_del.py")
+    assert run.proc.returncode == 0, describe(run)
+    no_traceback(run.proc.stderr)
+    assert rets(run.proc.stdout) == [
+        ("acl.rt.unsubscribe_report", 0), ("acl.rt.destroy_stream", 0),
+        ("acl.rt.destroy_context", 0), ("acl.rt.reset_device", 0), ("acl.finalize", 0)]
+    assert run.summary["findings"] == [], json.dumps(run.summary["findings"], indent=1)
+    assert "acl_lab.exit" not in call_rets(Trace.load(run.trace_path))
+
+
 # --------------------------------------------------------------------------- after the run
 def test_calls_after_finish_get_finalized_codes_not_exceptions() -> None:
     """After ``Session.finish`` the session answers like ACL after finalize: a finalize is a
