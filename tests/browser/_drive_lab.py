@@ -79,6 +79,15 @@ EXPLORER_STATE_JS = """() => {
     sites: [...ex.querySelectorAll('code.acl-site')].map(e => e.textContent),
     source_pane: pane ? pane.innerText : null,
     explorer_count: document.querySelectorAll('.acl-lab-explorer').length,
+    stream_table: (() => {
+      const t = ex.querySelector('table.acl-stream-state');
+      const box = t && t.closest('.widget-vbox');
+      if (!t || !box) return null;
+      const tr = t.getBoundingClientRect(), br = box.getBoundingClientRect();
+      return {table_left: tr.left, table_right: tr.right, pane_left: br.left,
+              pane_right: br.right, explorer_right: ex.getBoundingClientRect().right,
+              rows: t.querySelectorAll('tbody tr').length};
+    })(),
   };
 }"""
 

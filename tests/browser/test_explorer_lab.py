@@ -92,6 +92,11 @@ def test_explorer_follows_the_race_in_jupyterlab(tmp_path: Path, run_driver: Dri
     options = rendered["options"]
     assert len(options) == 2 and any("leak" in o for o in options), options
     assert rendered["selected"] == -1  # nothing selected before the click
+    table = rendered["stream_table"]
+    assert table is not None and table["rows"] >= 1, "no stream table in the explorer"
+    assert table["pane_left"] - 1 <= table["table_left"] < table["table_right"] <= (
+        table["pane_right"] + 1), f"the stream table overflows its pane: {table}"
+    assert table["pane_right"] <= table["explorer_right"] + 1, table
 
     (race,) = [i for i, o in enumerate(options) if re.search(r"\brace\b", o)]
     assert selected["selected"] == race

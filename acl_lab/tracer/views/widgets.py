@@ -134,7 +134,8 @@ class Explorer(widgets.VBox):
         self.reset_zoom = widgets.Button(description="whole trace", icon="expand",
                                          tooltip="show the whole timeline again")
         self.time_label = widgets.HTML()
-        self.stream_state = widgets.HTML(layout=widgets.Layout(min_width="320px"))
+        # fits its pane at any width: no minimum, the table wraps and a pane scrolls
+        self.stream_state = widgets.HTML(layout=widgets.Layout(width="auto", overflow="auto"))
 
         self.findings_list.observe(self._on_finding, names="value")
         self.slider.observe(self._on_slider, names="value")
@@ -150,7 +151,8 @@ class Explorer(widgets.VBox):
                                           layout=widgets.Layout(width="70%")),
                               widgets.VBox([widgets.HTML("<b>Streams at this instant</b>"),
                                             self.stream_state],
-                                           layout=widgets.Layout(width="30%"))])
+                                           layout=widgets.Layout(flex="1 1 0", min_width="0",
+                                                                 overflow="auto"))])
         super().__init__([widgets.HBox([left, right]), self.timeline_fig, scrubber, below])
         self.add_class("acl-lab-explorer")
         self.scrub(0)
@@ -614,7 +616,8 @@ def stream_state_html(rows: list[dict[str, Any]]) -> str:
                   for k in ("done", "running", "queued", "later")]
         cells.append(f"<td style='padding:2px 6px;font-size:11px'>{html.escape(r['now'])}</td>")
         body.append("<tr>" + "".join(cells) + "</tr>")
-    return (f"<table class='acl-stream-state' style='border-collapse:collapse;font-size:12px'>"
+    return ("<table class='acl-stream-state' style='border-collapse:collapse;font-size:12px;"
+            "width:100%;max-width:100%;overflow-wrap:anywhere;word-break:break-word'>"
             f"<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>")
 
 
