@@ -22,6 +22,7 @@ raw memory only where its pages are. A write into anything else is refused befor
 from __future__ import annotations
 
 import ctypes
+import re
 import sys
 import weakref
 from bisect import bisect_left, bisect_right
@@ -291,34 +292,30 @@ def _writable_view(addr: int, nbytes: int) -> np.ndarray:
 
 #: Where Linux lists the process's mappings: ``start-end perms offset dev inode path``.
 _MAPS = "/proc/self/maps"
+_MAPS_LINE = re.compile(rb"([0-9a-f]+)-([0-9a-f]+) ([-rwxps]{4})")
 
 
-def host_mappings() -> list[tuple[int, int, str]]:
-    """``(start, end, perms)`` of every mapping of this process, sorted, read afresh.
+def host_mappings() -> list[bytes]:
+    """The lines of this process's memory map (``start-end perms ...``), read afresh.
 
-    Mappings change whenever Python or a library maps or unmaps memory, so the table is read
+    Mappings change whenever Python or a library maps or unmaps memory, so the map is read
     for each check of raw host memory (never cached: a stale "mapped" would let a copy fault).
-    An unreadable table (not Linux) gives an empty list: raw memory is then refused.
+    Linux lists the mappings sorted by address; only the lines a check needs are parsed. An
+    unreadable map (not Linux) gives no lines: raw memory is then refused.
     """
     try:
-        with open(_MAPS, encoding="ascii", errors="replace") as f:
-            text = f.read()
+        with open(_MAPS, "rb") as f:
+            return f.read().splitlines()
     except OSError:
         return []
-    out: list[tuple[int, int, str]] = []
-    for line in text.splitlines():
-        span, _, rest = line.partition(" ")
-        lo, _, hi = span.partition("-")
-        try:
-            out.append((int(lo, 16), int(hi, 16), rest[:4]))
-        except ValueError:
-            continue
-    out.sort()
-    return out
+
+
+def _map_start(line: bytes) -> int:
+    return int(line[:line.index(b"-")], 16)
 
 
 def host_range_problem(addr: int, nbytes: int, write: bool,
-                       maps: list[tuple[int, int, str]] | None = None) -> str:
+                       maps: list[bytes] | None = None) -> str:
     """Why ``[addr, addr+nbytes)`` cannot be read (or written), or "" when it can.
 
     The range must be covered, without a gap, by mappings that allow the access (``r`` to
@@ -326,22 +323,24 @@ def host_range_problem(addr: int, nbytes: int, write: bool,
     """
     table = host_mappings() if maps is None else maps
     end = addr + max(nbytes, 1)
-    starts = [m[0] for m in table]
-    i = bisect_right(starts, addr) - 1
+    i = bisect_right(table, addr, key=_map_start) - 1
     at = addr
     while at < end:
-        if i < 0 or i >= len(table) or not table[i][0] <= at < table[i][1]:
+        m = _MAPS_LINE.match(table[i]) if 0 <= i < len(table) else None
+        lo, hi = (int(m.group(1), 16), int(m.group(2), 16)) if m else (0, 0)
+        if not lo <= at < hi:
             if at == addr:
                 return f"{addr:#x} is not mapped in this process"
             return (f"the range [{addr:#x}, +{nbytes}) runs past mapped memory at {at:#x} "
                     f"({at - addr} bytes in)")
-        perms = table[i][2]
+        assert m is not None
+        perms = m.group(3).decode("ascii")
         if perms[:1] != "r":
             return f"the pages at {at:#x} cannot be read (mapped {perms})"
         if write and perms[1:2] != "w":
             return (f"the pages at {at:#x} are read-only (mapped {perms}): a copy there "
                     "would crash the program")
-        at = table[i][1]
+        at = hi
         i += 1
     return ""
 
@@ -800,7 +799,9 @@ class MemorySystem:
 
     @classmethod
     def _guard_write(cls, r: Region) -> None:
-        why = cls.may_write(r) or cls.still_mapped(r, True)
+        # Raw pages were checked when the call resolved them, and again when a queued task
+        # started (Session._effect_start): no third read of the memory map here.
+        why = cls.may_write(r)
         if why:
             raise AccessError(107000, f"refused to write into {why}", "read_only", r.id)
 

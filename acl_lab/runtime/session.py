@@ -96,6 +96,9 @@ _ALLOWED_KINDS: dict[tuple[bool, bool, bool, bool], tuple[int, ...]] = {
     (True, True, False, False): (H2H, H2D, D2H, D2D),  # unregistered -> unregistered
 }
 
+#: Session run modes: EP (``ACL_HOST``, a card in a server) and RC (``ACL_DEVICE``, on-board).
+RUN_MODES = ("host", "device")
+
 #: What a thread in process_report is waiting for (its ``HostThread.wait`` label).
 REPORT_WAIT = "a callback report"
 
@@ -177,6 +180,10 @@ class Session:
         device_count: how many devices ``get_device_count`` reports.
         pageable_async: ``"async"`` (CANN 7/8 rule: accepted, slow, flagged) or ``"sync"``
             (newest runtime: the stream is synchronised and the copy done synchronously).
+        run_mode: ``"host"`` (EP: a PCIe card in a server, ``acl.rt.get_run_mode`` says
+            ``ACL_HOST``) or ``"device"`` (RC: the program runs on the board, host and device
+            memory are one, ``ACL_DEVICE``; acl.util reads and writes device memory
+            directly and copy kinds are not checked against the pointers).
         watchdog: seconds a multi-threaded wait may make no progress before it is reported
             as a deadlock with every thread's stack (env ``ACL_LAB_WATCHDOG``).
         record: attach a trace recorder (the normal case).
@@ -188,8 +195,12 @@ class Session:
 
     def __init__(self, profile: str | DeviceProfile | None = None, device_count: int = 1,
                  pageable_async: str = "async", watchdog: float | None = None,
-                 record: bool = True, trace_limit_bytes: int | None = None) -> None:
+                 record: bool = True, trace_limit_bytes: int | None = None,
+                 run_mode: str = "host") -> None:
         self.profile = get_profile(profile)
+        if run_mode not in RUN_MODES:
+            raise ValueError("run_mode must be 'host' or 'device'")
+        self.run_mode = run_mode
         if trace_limit_bytes is None:
             mb = _env_float("ACL_LAB_TRACE_LIMIT_MB", DEFAULT_TRACE_LIMIT_MB)
             ok_mb = 0 < mb < 1e12  # NaN, inf and nonsense fall back to the default
@@ -885,7 +896,9 @@ class Session:
             return None
         rd, rs, inferred = self._copy_regions(dst, src, count)
         self._refuse_read_only(cid, rd, dst, "memcpy destination")
-        if kind in (H2H, H2D, D2H, D2D) and kind != inferred:
+        # MemcpyAsyncCheckLocation checks kinds only in RT_RUN_MODE_ONLINE (EP); on the
+        # board (RC) host and device memory are one and any kind moves the bytes.
+        if kind in (H2H, H2D, D2H, D2D) and kind != inferred and self.run_mode == "host":
             self._check_kind(cid, kind, inferred, rs, rd, asynchronous)
         return rd, rs, inferred
 
@@ -1008,7 +1021,8 @@ class Session:
         if checked is None:
             return
         rd, rs, k = checked
-        if k == H2H:
+        if k == H2H and self.run_mode == "host":
+            # api_error.cc MemcpyAsync: "H2H is not supported" only when runMode is ONLINE.
             raise AclError(207000, "memcpy_async between two host buffers is not supported "
                                    "in EP mode; use acl.rt.memcpy (synchronous)")
         host = rs if k == H2D else rd if k == D2H else None
@@ -1817,8 +1831,11 @@ class Session:
 
     # ================================================================== misc
     def host_view(self, ptr: int, nbytes: int, what: str) -> tuple[Region, np.ndarray]:
-        """A view of host memory ``[ptr, ptr+nbytes)`` (pinned or pageable) for acl.util."""
-        if ptr != 0 and self.memory.is_device_addr(ptr):
+        """A view of host memory ``[ptr, ptr+nbytes)`` (pinned or pageable) for acl.util.
+
+        In the device run mode (RC) device memory is host memory too, so a device address
+        gives a view of the device buffer."""
+        if ptr != 0 and self.run_mode == "host" and self.memory.is_device_addr(ptr):
             raise AclError(107000, f"{what}: {ptr:#x} is a device address; copy it to host "
                                    "memory first with acl.rt.memcpy")
         if nbytes < 0:
