@@ -1029,7 +1029,8 @@ class Session:
         pinned = host is None or host.kind == HOST_PINNED
         if host is not None and host.kind == HOST_PAGEABLE:
             self.diag(cid, "pageable_async_copy",
-                      f"memcpy_async with pageable host memory (host buffer #{host.id}): the "
+                      "memcpy_async with pageable host memory ("
+                      + ("raw host memory" if host.raw else f"host buffer #{host.id}") + "): the "
                       "copy is staged and slower, and CANN 7/8 documents unpredictable errors; "
                       "use acl.rt.malloc_host for buffers of async copies")
         for side, ptr, reg in (("destination", dst, rd), ("source", src, rs)) \
