@@ -376,3 +376,18 @@ def test_raw_destination_unmapped_before_an_async_copy_runs_fails_the_task() -> 
     assert done.returncode == 0, done.stderr
     queued, synced, explained = done.stdout.split()
     assert queued == "0" and synced != "0" and explained == "True"
+
+
+def test_writable_looking_array_over_read_only_pages_is_refused() -> None:
+    """numpy_to_ptr of an array whose writeable flag is set but whose pages are read-only
+    (a ctypes view of a PROT_READ mapping): the pages decide, the copy is refused."""
+    done = run_isolated("""
+        import ctypes
+        m = mmap.mmap(-1, mmap.PAGESIZE, prot=mmap.PROT_READ)
+        addr = np.frombuffer(m, np.uint8).ctypes.data
+        arr = np.ctypeslib.as_array((ctypes.c_uint8 * 64).from_address(addr))
+        print(arr.flags.writeable, acl.rt.memcpy(acl.util.numpy_to_ptr(arr), 64, dev, 64, 2),
+              acl.rt.memset(acl.util.numpy_to_ptr(arr), 64, 1, 64))
+    """)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["True", "107000", "107000"]
