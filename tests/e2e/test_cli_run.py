@@ -18,8 +18,8 @@ from acl_lab.tracer.trace import Trace
 
 PROGRAMS = Path(__file__).resolve().parent.parent / "programs"
 TIMEOUT = 60
-SUMMARY_KEYS = {"exit_code", "error", "interrupted", "findings", "stats"}
-FINDING_KEYS = {"kind", "severity", "message", "file", "line"}
+SUMMARY_KEYS = {"schema_version", "exit_code", "error", "interrupted", "findings", "stats"}
+FINDING_KEYS = {"kind", "severity", "message", "file", "line", "sites"}
 STATS_KEYS = {"api_calls", "tasks", "allocations", "peak_device_bytes", "virtual_time_ns"}
 
 
@@ -82,6 +82,7 @@ def check_summary_schema(summary: dict[str, Any]) -> None:
         for key in ("kind", "severity", "message", "file"):
             assert isinstance(f[key], str), f
         assert type(f["line"]) is int, f
+        assert all(set(site) == {"file", "line"} for site in f["sites"]), f
         assert f["severity"] in ("error", "warning", "info"), f
     assert set(summary["stats"]) == STATS_KEYS
     for key, value in summary["stats"].items():
@@ -140,7 +141,8 @@ def test_trace_written_by_run_loads(tmp_path: Path) -> None:
     assert run.proc.returncode == 0, describe(run)
     trace = Trace.load(run.trace_path)
     assert trace.calls.rows == run.summary["stats"]["api_calls"]
-    assert [f.to_summary() for f in trace.findings()] == run.summary["findings"]
+    assert [f.to_summary() for f in trace.findings()] == [
+        {k: v for k, v in f.items() if k != "sites"} for f in run.summary["findings"]]
 
 
 def test_chrome_option_writes_valid_json(tmp_path: Path) -> None:
