@@ -22,6 +22,7 @@ from types import ModuleType
 import numpy as np
 import pytest
 
+import acl_lab
 from acl_lab import zoo
 from acl_lab.constants import (
     ACL_ERROR_RT_PARAM_INVALID,
@@ -391,3 +392,35 @@ def test_writable_looking_array_over_read_only_pages_is_refused() -> None:
     """)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["True", "107000", "107000"]
+
+
+def test_pinned_memory_of_a_finished_session_is_refused_as_freed() -> None:
+    """A malloc_host pointer from a session that ended (its bytes still owned by a view the
+    program kept, so the pages are mapped) is a use after free in the next session, not raw
+    memory that happens to be readable."""
+    first = Session(watchdog=2.0)
+    with first:
+        acl = acl_lab.install()
+        try:
+            assert acl.init() == 0 and acl.rt.set_device(0) == 0
+            host = ok(acl.rt.malloc_host(256))
+            region = first.memory.find(host)
+            assert region is not None
+            kept = region.buf  # keeps the bytes (and so the address) owned
+            first.finish()
+        finally:
+            acl_lab.uninstall()
+    second = Session(watchdog=2.0)
+    with second:
+        acl = acl_lab.install()
+        try:
+            assert acl.init() == 0 and acl.rt.set_device(0) == 0
+            dev = ok(acl.rt.malloc(256, ACL_MEM_MALLOC_NORMAL_ONLY))
+            assert host_range_problem(host, 256, False) == ""  # mapped and readable
+            assert acl.rt.memcpy(dev, 256, host, 256, ACL_MEMCPY_HOST_TO_DEVICE) == \
+                ACL_ERROR_RT_PARAM_INVALID
+            with pytest.raises(ValueError, match="freed"):
+                acl.util.ptr_to_bytes(host, 16)
+        finally:
+            acl_lab.uninstall()
+    assert kept.size == 256
