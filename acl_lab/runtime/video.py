@@ -285,8 +285,10 @@ def _close_channel(s: Session, th: HostThread, cid: int, d: Any, fam: str) -> Co
                                                 f"channel: call acl.media.{fam}_create_channel "
                                                 "first")
 
-    _wait_frames(s, th, cid, ch, f"acl.media.{fam}_destroy_channel")
     st = ch.stream
+    if st.alive:
+        _wait_frames(s, th, cid, ch, f"acl.media.{fam}_destroy_channel")
+    # else the context went first and took the stream and its queued frames with it
     if st.subscriber is not None:
         sub = st.subscriber
         sub.subscriptions = [x for x in sub.subscriptions if x is not st]
@@ -317,6 +319,14 @@ def _wait_frames(s: Session, th: HostThread, cid: int, ch: CodecChannel, api: st
     th.clock = max(th.clock, ch.done_clock, st.tail_end)
     s.advance(th.clock)
     s.hooks.on_sync(cid, SYNC_STREAM, st.oid, start, th.clock)
+
+
+def _live_stream(ch: CodecChannel, api: str) -> None:
+    """507000 when the channel's stream went with its context (RT_ERROR_STREAM_INVALID)."""
+    if not ch.stream.alive:
+        raise AclError(507000, f"{api}: the channel's stream was destroyed with its context "
+                               "(acl.rt.destroy_context or reset_device); destroy the channel "
+                               "before its context")
 
 
 def _queue_callback(s: Session, th: HostThread, cid: int, ch: CodecChannel,
@@ -432,6 +442,7 @@ def vdec_send_frame(s: Session, th: HostThread, cid: int, handle: int, in_handle
     if ch is None:
         raise AclError(ACL_ERROR_INVALID_PARAM, f"vdec channel desc {handle:#x} has no channel: "
                                                 "call acl.media.vdec_create_channel first")
+    _live_stream(ch, api)
     frame_config(s, cfg_handle, venc=False)
     sd = stream_desc(s, in_handle)
     eos = bool(sd.eos)
@@ -579,6 +590,7 @@ def venc_send_frame(s: Session, th: HostThread, cid: int, handle: int, in_handle
     if ch is None:
         raise AclError(ACL_ERROR_INVALID_PARAM, f"venc channel desc {handle:#x} has no channel: "
                                                 "call acl.media.venc_create_channel first")
+    _live_stream(ch, api)
     cfg = frame_config(s, cfg_handle, venc=True)
     eos = bool(cfg.eos)
     force_i = bool(cfg.force_i_frame)

@@ -333,3 +333,20 @@ def test_input_freed_before_its_callback_fails_the_frame(ready: ModuleType) -> N
     assert acl.rt.process_report(1000) == 0
     assert codes == [(507053, 0)]
     assert m.venc_destroy_channel(d) == 0
+
+
+def test_channel_outlived_by_its_context(ready: ModuleType) -> None:
+    """Destroying the context first takes the channel's stream with it: a later send gets
+    507000 (an invalid stream), and destroying the channel still works instead of waiting
+    for callbacks that can never come."""
+    acl = ready
+    ctx, ret = acl.rt.create_context(0)
+    assert ret == 0
+    ch = vdec(acl, lambda *a: None)
+    pkts, _ = packets("libx264", 1)
+    sd, pd = stream_desc(acl, pkts[0]), out_pic(acl)
+    cfg = acl.media.vdec_create_frame_config()
+    assert acl.rt.destroy_context(ctx) == 0
+    assert acl.rt.set_device(0) == 0
+    assert acl.media.vdec_send_frame(ch, sd, pd, cfg, None) == 507000
+    assert acl.media.vdec_destroy_channel(ch) == 0
