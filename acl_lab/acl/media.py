@@ -1,10 +1,12 @@
 """``acl.media``: DVPP memory, channels, picture and stream descs, JPEG decode and encode,
 VPC resize, crop and crop-and-paste (single and batch), and VDEC/VENC video channels.
 
-Enough of DVPP for the decode -> resize -> infer pipeline of the samples (reference 9.2):
-``dvpp_malloc``/``dvpp_free``, channel and picture descriptions, JPEG header queries,
-``dvpp_jpeg_decode_async`` and ``dvpp_vpc_resize_async``. Decode and resize are tasks on the
-device's DVPP engine (acl_lab.runtime.dvpp); they are asynchronous like the real ones.
+Every ``acl.media`` function a public pyACL sample (or acllite) calls, with the binding's
+names, parse formats and return shapes (reference pyacl-binding.md, ``acl.media`` table).
+Every DVPP, VDEC and VENC operation is a task on the device's DVPP engine in virtual time
+(acl_lab.runtime.dvpp, acl_lab.runtime.video), asynchronous like the real one; VDEC/VENC
+frame callbacks go through the report queue that ``acl.rt.process_report`` drains. The
+binding entries still missing, and why, are in ``acl_lab.acl._binding`` (``reason``).
 """
 
 from __future__ import annotations

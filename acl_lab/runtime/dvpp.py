@@ -1,4 +1,6 @@
-"""DVPP on the emulated device: channels, picture descriptions, JPEG decode and VPC resize.
+"""DVPP on the emulated device: channels, picture, batch and stream descriptions, ROI and
+JPEGE configs, JPEG decode (JPEGD) and encode (JPEGE), VPC resize, crop and crop-and-paste
+(single and batch). VDEC/VENC channels are in ``runtime.video``.
 
 Functions over a ``Session`` (all state stays on the Session; this module keeps none). The
 JPEG decoder (JPEGD) and the resizer (VPC) are tasks on the device's DVPP engine
