@@ -60,6 +60,9 @@ def _parser() -> argparse.ArgumentParser:
                    "worse exist (a CI gate on leaks, races, deadlocks)")
     r.add_argument("--pageable-async", choices=("async", "sync"), default="async",
                    help="memcpy_async from pageable memory: CANN 7/8 rule or newest runtime")
+    r.add_argument("--run-mode", choices=("host", "device"), default="host",
+                   help="acl.rt.get_run_mode: host (ACL_HOST, a card in a server) or device "
+                   "(ACL_DEVICE, on-board: acl.util reads device memory directly)")
     r.add_argument("--report", metavar="FILE",
                    help="also write the offline HTML report (findings, timeline, memory map)")
     r.add_argument("--quiet", action="store_true", help="no summary on stderr")
@@ -117,7 +120,7 @@ def run(opts: argparse.Namespace) -> int:
             print(f"acl-lab: --{flag} {path}: {problem}", file=sys.stderr)
             return 2
     session = Session(profile=opts.profile, device_count=opts.devices,
-                      pageable_async=opts.pageable_async)
+                      pageable_async=opts.pageable_async, run_mode=opts.run_mode)
     prev = set_current_session(session)
     install()
     end = _RunEnd()

@@ -70,11 +70,15 @@ def get_device_count(s: S, th: Any, cid: int) -> int:
 
 @acl_api("acl.rt.get_run_mode", "aclrtGetRunMode", "", out=1)
 def get_run_mode(s: S, th: Any, cid: int) -> int:
-    """``(mode, ret)``: always ``ACL_HOST`` (1), the EP mode of a PCIe card in a server.
+    """``(mode, ret)``: ``ACL_HOST`` (1), the EP mode of a PCIe card in a server, or
+    ``ACL_DEVICE`` (0) in a session made with ``run_mode="device"`` (``acl-lab run
+    --run-mode device``), the RC mode of a program running on the board.
 
-    Differs from real ACL: RC (on-board, ``ACL_DEVICE``) mode is not emulated.
+    Differs from real ACL: the mode is the session's choice, not the hardware's; in device
+    mode host and device memory are one only as far as acl.util goes (ptr_to_bytes,
+    ptr_to_numpy read and write device buffers); device memory keeps its own address range.
     """
-    return 1
+    return 0 if s.run_mode == "device" else 1
 
 
 @acl_api("acl.rt.synchronize_device", "aclrtSynchronizeDevice", "", launch=False)

@@ -72,7 +72,8 @@ def ptr_to_numpy(s: S, th: Any, cid: int, ptr: int, shape: Any, npy_type: int) -
     """A writable ndarray view (no copy) of host memory at ``ptr``.
 
     ``shape`` must be a tuple; ``npy_type`` is a numpy type number (11 = float32).
-    Differs from real ACL: a device address or an unmapped pointer raises ValueError (real
+    Differs from real ACL: an unmapped pointer, or a device address in the host run mode
+    (device memory is host memory only in the device run mode), raises ValueError (real
     pyACL would read arbitrary memory or crash), and the view of memory the program may not
     write (a ``bytes`` object, a read-only array or page) is read-only (writeable=False)
     instead of writable.
@@ -129,9 +130,11 @@ def bytes_to_ptr(s: S, th: Any, cid: int, data: Any) -> int:
 
 @acl_api("acl.util.ptr_to_bytes", "ptr_to_bytes", "pk", out="value", default=b"")
 def ptr_to_bytes(s: S, th: Any, cid: int, ptr: int, size: int) -> bytes:
-    """A copy of ``size`` bytes of host memory at ``ptr``.
+    """A copy of ``size`` bytes of host memory at ``ptr`` (of device memory too in the
+    device run mode, where host and device memory are one).
 
-    Differs from real ACL: a device address or an unmapped pointer raises ValueError.
+    Differs from real ACL: an unmapped pointer, or a device address in the host run mode
+    (EP, the default), raises ValueError.
     """
     if size < 0:
         raise ValueError("size must not be negative")

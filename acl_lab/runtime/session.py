@@ -1047,7 +1047,8 @@ class Session:
                                timeout_ns=-1)
             self.memcpy(th, cid, dst, dest_max, src, count, k)  # kind already checked
             return
-        eng, dur = self._copy_cost(k, count, pinned)
+        # On the board (device run mode) a stream's host-to-host copy is the device's DMA.
+        eng, dur = self._copy_cost(D2D if k == H2H else k, count, pinned)
         t = Task(COPY_TASK[k], s, cid, th.clock, eng, dur)
         if not pinned:
             t.pinned = False
