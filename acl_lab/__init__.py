@@ -9,6 +9,7 @@ returns the recorded Trace; ``acl_lab.findings(trace)`` explains what went wrong
 from __future__ import annotations
 
 import sys
+from importlib.util import find_spec
 from types import ModuleType
 from typing import Any
 
@@ -41,8 +42,9 @@ def install(session: Session | None = None) -> ModuleType:
     sys.modules["acl"] = emulated
     for sub in emulated.SUBMODULES:
         sys.modules[f"acl.{sub}"] = getattr(emulated, sub)
-    if "ipykernel" in sys.modules:  # a notebook: figures that render outside JupyterLab too
-        from .tracer.notebook_output import setup_notebook
+    if "ipykernel" in sys.modules and find_spec("plotly") is not None:
+        # a notebook with the views extra: figures that render outside JupyterLab too
+        from .tracer.views.notebook_output import setup_notebook
         setup_notebook()
     return emulated
 

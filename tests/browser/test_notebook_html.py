@@ -18,7 +18,7 @@ import pytest
 from nbclient import NotebookClient
 from nbconvert import HTMLExporter
 
-from acl_lab.tracer.notebook_output import PLOTLYJS_MARKER
+from acl_lab.tracer.views.notebook_output import PLOTLYJS_MARKER
 from tests.browser._browser import Driver
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(600)]
