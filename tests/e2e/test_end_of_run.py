@@ -101,6 +101,23 @@ def test_globals_a_running_daemon_thread_uses_are_not_cleared(tmp_path: Path) ->
     assert "Exception in thread" not in run.proc.stderr, run.proc.stderr
 
 
+def test_clean_up_never_takes_acl_labs_own_modules(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A program above the acl_lab package (the repository root): acl_lab modules that
+    first load during the run are the emulator's, not the program's, and are never dropped;
+    a module of the program's directory is."""
+    from acl_lab import cli
+
+    helper = ModuleType("_a_program_helper")
+    helper.__file__ = str(PROGRAMS / "_a_program_helper.py")
+    monkeypatch.setitem(sys.modules, helper.__name__, helper)
+    root = Path(cli.__file__).resolve().parent.parent
+    for where in (root, PROGRAMS):
+        program = cli._Program(str(where / "prog.py"), [])
+        program.before = set(sys.modules) - {"acl_lab.cli", "acl_lab.tracer.trace",
+                                             helper.__name__}
+        assert program._program_modules() == [helper.__name__], where
+
+
 # --------------------------------------------------------------------------- Ctrl-C
 def check_interrupted(run: CliRun, program: str) -> Trace:
     """Exit 130; summary and trace written, both saying the run was interrupted."""
