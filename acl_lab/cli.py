@@ -51,8 +51,18 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--trace", metavar="FILE", help="write the trace (.acltrace) here")
     r.add_argument("--summary", metavar="FILE", help="write the JSON summary here")
     r.add_argument("--chrome", metavar="FILE", help="also write a Perfetto/Chrome JSON trace")
+    r.add_argument("--perfetto", metavar="FILE",
+                   help="also write a native Perfetto protobuf trace (.pftrace)")
+    r.add_argument("--sarif", metavar="FILE",
+                   help="also write the findings as SARIF 2.1.0 (for code-review tools)")
+    r.add_argument("--fail-on", choices=("error", "warning", "info"),
+                   help="exit 3 when the program exited 0 but findings of this severity or "
+                   "worse exist (a CI gate on leaks, races, deadlocks)")
     r.add_argument("--pageable-async", choices=("async", "sync"), default="async",
                    help="memcpy_async from pageable memory: CANN 7/8 rule or newest runtime")
+    r.add_argument("--run-mode", choices=("host", "device"), default="host",
+                   help="acl.rt.get_run_mode: host (ACL_HOST, a card in a server) or device "
+                   "(ACL_DEVICE, on-board: acl.util reads device memory directly)")
     r.add_argument("--report", metavar="FILE",
                    help="also write the offline HTML report (findings, timeline, memory map)")
     r.add_argument("--quiet", action="store_true", help="no summary on stderr")
@@ -61,8 +71,10 @@ def _parser() -> argparse.ArgumentParser:
                    add_help=False)
     e = sub.add_parser("export", help="convert a saved trace for another viewer")
     e.add_argument("trace", help="an .acltrace file")
-    e.add_argument("--chrome", metavar="OUT.json", required=True,
+    e.add_argument("--chrome", metavar="OUT.json",
                    help="write Chrome Trace Event JSON (open it in ui.perfetto.dev)")
+    e.add_argument("--perfetto", metavar="OUT.pftrace",
+                   help="write a native Perfetto protobuf trace (integer nanoseconds)")
     h = sub.add_parser("report", help="write a self-contained HTML report of a saved trace")
     h.add_argument("trace", help="an .acltrace file")
     h.add_argument("-o", "--output", metavar="FILE",
@@ -101,13 +113,14 @@ def run(opts: argparse.Namespace) -> int:
     if not os.path.isfile(prog):
         print(f"acl-lab: {prog}: no such file", file=sys.stderr)
         return 2
+    _default_outputs(opts)
     for flag, path in _outputs(opts):
         problem = _output_problem(path)
         if problem:
             print(f"acl-lab: --{flag} {path}: {problem}", file=sys.stderr)
             return 2
     session = Session(profile=opts.profile, device_count=opts.devices,
-                      pageable_async=opts.pageable_async)
+                      pageable_async=opts.pageable_async, run_mode=opts.run_mode)
     prev = set_current_session(session)
     install()
     end = _RunEnd()
@@ -215,18 +228,16 @@ def _write_outputs(trace: Any, opts: argparse.Namespace, end: _RunEnd) -> int:
     """Write the trace, Chrome trace, summary and report asked for; print the summary line.
     Returns the exit code (the program's, or 2 when an output could not be written)."""
     findings = trace.findings()
-    summary: dict[str, Any] = {
-        "exit_code": end.exit_code,
-        "error": end.error,
-        "interrupted": end.interrupted is not None,
-        "findings": [f.to_summary() for f in findings],
-        "stats": trace.stats(),
-    }
+    from .tracer.summary import build_summary
+    summary = build_summary(trace, findings, exit_code=end.exit_code, error=end.error,
+                            interrupted=end.interrupted is not None)
     exit_code = end.exit_code
     writers: list[tuple[str, str | None, Any]] = [
         ("trace", opts.trace, lambda path: trace.save(path)),
-        ("chrome", opts.chrome, lambda path: trace.save_chrome_trace(path)),
+        ("chrome", opts.chrome, lambda path: trace.save_chrome_trace(path, findings)),
+        ("perfetto", opts.perfetto, lambda path: _save_perfetto(trace, path, findings)),
         ("summary", opts.summary, lambda path: _write_json(path, summary)),
+        ("sarif", opts.sarif, lambda path: _write_sarif(path, findings)),
     ]
     for flag, path, write in writers:
         if path:
@@ -248,7 +259,10 @@ def _write_outputs(trace: Any, opts: argparse.Namespace, end: _RunEnd) -> int:
         for f in findings:
             first = f.message.split(". Rule:")[0].splitlines()[0]
             print(f"  {f.severity} {f.kind} {f.file}:{f.line}: {first}", file=sys.stderr)
-    return exit_code
+    if getattr(opts, "defaulted_outputs", False):
+        print(f"acl-lab: wrote {opts.trace} and {opts.summary} (no output option given)",
+              file=sys.stderr)
+    return _gate(opts, findings, exit_code)
 
 
 def _write_json(path: str, doc: dict[str, Any]) -> None:
@@ -258,8 +272,43 @@ def _write_json(path: str, doc: dict[str, Any]) -> None:
 
 def _outputs(opts: argparse.Namespace) -> list[tuple[str, str]]:
     """The output files of ``run`` that were asked for: (option name, path)."""
-    return [(flag, getattr(opts, flag)) for flag in ("trace", "summary", "report", "chrome")
-            if getattr(opts, flag)]
+    return [(flag, getattr(opts, flag)) for flag in ("trace", "summary", "report", "chrome",
+                                                     "perfetto", "sarif") if getattr(opts, flag)]
+
+
+def _default_outputs(opts: argparse.Namespace) -> bool:
+    """No output option given: write ``<program>.acltrace`` and ``<program>.summary.json`` in
+    the working directory (like ``nsys profile``). Returns whether the defaults were used."""
+    if _outputs(opts):
+        return False
+    from .tracer.summary import default_output_paths
+    opts.trace, opts.summary = default_output_paths(opts.program)
+    opts.defaulted_outputs = True
+    return True
+
+
+def _save_perfetto(trace: Any, path: str, findings: list[Any]) -> None:
+    from .tracer.perfetto import save_perfetto_trace
+    save_perfetto_trace(trace, path, findings)
+
+
+def _write_sarif(path: str, findings: list[Any]) -> None:
+    from . import __version__
+    from .tracer.sarif import to_sarif
+    _write_json(path, to_sarif(findings, version=__version__))
+
+
+def _gate(opts: argparse.Namespace, findings: list[Any], exit_code: int) -> int:
+    """``--fail-on LEVEL``: the exit code once findings at that level are counted."""
+    if not opts.fail_on:
+        return exit_code
+    from .tracer.summary import EXIT_FINDINGS, failing_findings
+    failing = failing_findings(findings, opts.fail_on)
+    if failing and exit_code == 0:
+        print(f"acl-lab: --fail-on {opts.fail_on}: {len(failing)} finding(s) at "
+              f"{opts.fail_on} or worse; exit {EXIT_FINDINGS}", file=sys.stderr)
+        return EXIT_FINDINGS
+    return exit_code
 
 
 def _output_problem(path: str) -> str:
@@ -547,9 +596,22 @@ def export(opts: argparse.Namespace) -> int:
     except (OSError, ValueError) as e:
         print(f"acl-lab export: {e}", file=sys.stderr)
         return 2
-    trace.save_chrome_trace(opts.chrome)
-    print(f"acl-lab export: wrote {opts.chrome} ({trace.calls.rows} calls, "
-          f"{trace.tasks.rows} tasks)", file=sys.stderr)
+    if not (opts.chrome or opts.perfetto):
+        print("acl-lab export: say what to write: --chrome OUT.json and/or "
+              "--perfetto OUT.pftrace", file=sys.stderr)
+        return 2
+    findings = trace.findings()
+    for path, write in ((opts.chrome, trace.save_chrome_trace),
+                        (opts.perfetto, lambda p, f: _save_perfetto(trace, p, f))):
+        if not path:
+            continue
+        try:
+            write(path, findings)
+        except OSError as e:
+            print(f"acl-lab export: cannot write {path}: {e.strerror or e}", file=sys.stderr)
+            return 2
+        print(f"acl-lab export: wrote {path} ({trace.calls.rows} calls, "
+              f"{trace.tasks.rows} tasks, {len(findings)} finding(s))", file=sys.stderr)
     return 0
 
 
