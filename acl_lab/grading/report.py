@@ -303,10 +303,10 @@ def grade_run(ex: Exercise | str, run: Run) -> Report:
     if gated is None:
         return Report(exercise, run.seed, judged, run)
     why, view = gated
-    # Every item scores 0; an item that failed on its own keeps its specific reason, one
-    # that would have passed gets the gate's.
-    results = tuple(ItemResult(r.item, False, r.reason if not r.passed else why, 0, view)
-                    for r in judged)
+    # Every item scores 0; an item that failed on its own keeps its specific reason and
+    # view, one that would have passed gets the gate's.
+    results = tuple(ItemResult(r.item, False, r.reason, 0) if not r.passed
+                    else ItemResult(r.item, False, why, 0, view) for r in judged)
     return Report(exercise, run.seed, results, run, gate=why)
 
 
@@ -314,6 +314,8 @@ def grade_run(ex: Exercise | str, run: Run) -> Report:
 FINDING_VIEWS = {"leak": "memory_map", "size_mismatch": "memory_map",
                  "uninitialized_read": "memory_map", "misaligned_host_buffer": "memory_map",
                  "race": "race_view", "deadlock": "wait_graph"}
+#: Finding kinds the gate names before others (they cause the rest).
+GATE_FIRST = ("deadlock", "race", "uninitialized_read", "size_mismatch", "context_not_set")
 #: Severities the findings gate stops on.
 GATED_SEVERITIES = ("error", "warning")
 
@@ -343,7 +345,9 @@ def gate(ex: Exercise, run: Run) -> tuple[str, str | None] | None:
             return ("no ACL call in the trace: the work this part asks for never ran on "
                     "the (emulated) device, so no item can pass"), None
     claimed = ex.claimed()
-    for f in run.findings:
+    # the cause first: a deadlock or race before the leaks it left behind
+    for f in sorted(run.findings, key=lambda f: (f.severity != "error",
+                                                 f.kind not in GATE_FIRST)):
         if f.severity in GATED_SEVERITIES and f.kind not in claimed:
             where = f" at {f.file}:{f.line}" if f.file else ""
             article = "an" if f.severity[:1] in "aeiou" else "a"

@@ -314,7 +314,7 @@ def attacked(tmp_path_factory: pytest.TempPathFactory) -> tuple[GradeRun, dict[s
     subs, out, marker = root / "submitted", root / "out", root / "daemon-was-here"
     cases = _cases(out, marker)
     for learner, name in (("honest04", NB04), ("honest07", NB07), ("honest08", NB08),
-                          ("starter04", NB04)):
+                          ("starter04", NB04), ("zz_honest04", NB04)):
         dest = subs / learner / name
         dest.parent.mkdir(parents=True)
         shutil.copyfile(REPO / ("exercises" if learner == "starter04" else "solutions") / name,
@@ -343,11 +343,13 @@ def test_grading_completes_and_the_repository_is_untouched(attacked: tuple) -> N
     assert "rewritten" not in (graded.out / "grades.csv").read_text(encoding="utf-8")
 
 
-@pytest.mark.parametrize("learner", ["honest04", "honest07", "honest08"])
+@pytest.mark.parametrize("learner", ["honest04", "honest07", "honest08", "zz_honest04"])
 def test_honest_learners_keep_full_points(attacked: tuple, learner: str) -> None:
-    """The honest learners graded beside the attackers get every point."""
+    """The honest learners graded beside the attackers (one after all of them) get every
+    point."""
     graded = attacked[0]
-    parts = {"honest04": PARTS04, "honest07": PARTS07, "honest08": ("08",)}[learner]
+    parts = {"honest04": PARTS04, "honest07": PARTS07, "honest08": ("08",),
+             "zz_honest04": PARTS04}[learner]
     rows = [r for r in graded.learner_rows(learner) if r["exercise"] in parts]
     assert {r["exercise"] for r in rows} == set(parts)
     assert all(r["points"] == r["max_points"] and not r["flag"] for r in rows), [
