@@ -1144,7 +1144,7 @@ _REASONS: tuple[tuple[str, tuple[str, ...], str], ...] = (
     ("acl.fv", (), "feature-vector retrieval needs the retrieval engine, which is not emulated"),
     ("acl.blas", (), "acl.blas GEMM/GEMV single ops are not in acl_lab's op registry"),
     ("acl.prof", ("push", "pop", "range_start", "range_stop", "mark", "mark_ex",
-                  "create_stamp", "destroy_stamp", "set_stamp_trace_message", "set_config",
+                  "create_stamp", "destroy_stamp", "set_stamp_trace_message",
                   "create_step_info", "destroy_step_info", "get_step_timestamp"),
      "msproftx markers and step info are not recorded (the trace has every call already)"),
     ("acl.rt", ("binary_", "get_function_", "register_cpu_func", "create_binary",

@@ -39,6 +39,18 @@ def init(s: S, th: Any, cid: int, path: str) -> None:
     P.init(s, path)
 
 
+@acl_api("acl.prof.set_config", "aclprofSetConfig", "is")
+def set_config(s: S, th: Any, cid: int, config_type: int, value: str) -> None:
+    """Set one more collection option (an aclprofConfigType and its string value) before
+    acl.prof.start. Returns ret: 0; 100043 before acl.prof.init; 100000 for an empty value
+    or one over 256 bytes.
+
+    Differs from real ACL: the option is kept in the profile's ``otherData`` and changes
+    nothing else (the export always has everything the trace has).
+    """
+    P.set_config(s, config_type, value)
+
+
 @acl_api("acl.prof.create_config", "aclprofCreateConfig", "OikK", out="value")
 def create_config(s: S, th: Any, cid: int, devices: Any, aicore_metrics: int,
                   aicore_events: int, data_types: int) -> int:
@@ -105,18 +117,20 @@ def finalize(s: S, th: Any, cid: int) -> None:
     if s.recorder is None:
         raise AclError(P.ACL_ERROR_PROFILING_FAILURE,
                        "this session records no trace, so there is nothing to profile")
+    options = dict(P.state(s).options)
     path, intervals, implicit = P.finalize(s, th.clock)
     if implicit:
         s.diag(cid, "profile", "acl.prof.finalize ended a profiled interval that "
                                "acl.prof.stop never ended")
-    out = _write(s, path, intervals)
+    out = _write(s, path, intervals, options)
     P.state(s).written.append(out)
     s.diag(cid, "profile", f"profile written to {out} (open it in https://ui.perfetto.dev)",
            level=0)
     print(f"acl_lab: profile written to {out}", file=sys.stderr)
 
 
-def _write(s: S, folder: str, intervals: list[tuple[int, int, tuple[int, ...]]]) -> str:
+def _write(s: S, folder: str, intervals: list[tuple[int, int, tuple[int, ...]]],
+           options: dict[int, str]) -> str:
     from ..tracer.chrome import to_chrome_trace  # the tracer is imported only to write
 
     doc = to_chrome_trace(s.trace())
@@ -124,6 +138,7 @@ def _write(s: S, folder: str, intervals: list[tuple[int, int, tuple[int, ...]]])
     other = doc.setdefault("otherData", {})
     other["acl_prof"] = {"intervals_ns": [[a, b] for a, b, _ in intervals],
                          "devices": sorted({d for _, _, ds in intervals for d in ds}),
+                         "options": {str(k): v for k, v in sorted(options.items())},
                          "note": "written by acl_lab from its trace (virtual time), "
                                  "not by msprof"}
     stamp = time.strftime("%Y%m%d%H%M%S")
@@ -331,6 +346,7 @@ __all__ = [
     "model_subscribe",
     "model_un_subscribe",
     "model_unsubscribe",
+    "set_config",
     "start",
     "stop",
     "written",

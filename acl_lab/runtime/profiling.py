@@ -75,6 +75,8 @@ class ProfState:
     running: tuple[int, int] | None = None
     #: finished intervals since init: (start ns, stop ns, devices)
     intervals: list[tuple[int, int, tuple[int, ...]]] = field(default_factory=list)
+    #: aclprofSetConfig options: config type -> value
+    options: dict[int, str] = field(default_factory=dict)
     #: every profile written so far (paths)
     written: list[str] = field(default_factory=list)
     #: model id -> (subscribe config, virtual time of the subscription)
@@ -117,6 +119,19 @@ def init(s: Session, path: str) -> None:
                        f"the profiling result folder {path!r} is not writable")
     st.path = os.path.abspath(path)
     st.intervals = []
+
+
+def set_config(s: Session, config_type: int, value: str) -> None:
+    """aclprofSetConfig: an extra collection option, kept (ProfSetConfigPrecheck: 100043
+    before aclprofInit; C-doc 19-01: the value is at most 256 bytes)."""
+    st = state(s)
+    if st.path is None:
+        raise AclError(ACL_ERROR_PROF_NOT_RUN,
+                       "Please call the APIs in the following order: call aclprofInit first, "
+                       "then aclprofSetConfig.")
+    if not value or len(value.encode()) > 256:
+        raise AclError(ACL_ERROR_INVALID_PARAM, "the config value must be 1 to 256 bytes long")
+    st.options[config_type] = value
 
 
 def create_config(s: Session, devices: list[int], metrics: int, events: int,
@@ -193,6 +208,7 @@ def finalize(s: Session, now: int) -> tuple[str, list[tuple[int, int, tuple[int,
     out = (st.path, list(st.intervals), implicit)
     st.path = None
     st.intervals = []
+    st.options = {}
     return out
 
 

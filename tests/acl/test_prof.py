@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from itertools import pairwise
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -180,7 +181,7 @@ def test_model_subscription_reports_each_layer(ready: ModuleType, session: Sessi
     import os
 
     from acl_lab.runtime.model import OmModel
-    mid, desc, in_ds, out_ds = _load_lenet(ready)
+    mid, _, in_ds, out_ds = _load_lenet(ready)
     assert ready.mdl.execute(mid, in_ds, out_ds) == ACL_SUCCESS  # before: not reported
     r, w = os.pipe()
     try:
@@ -226,7 +227,7 @@ def test_model_subscription_reports_each_layer(ready: ModuleType, session: Sessi
     for k, (a, b) in enumerate(runs[1:]):
         mine = got[k * len(layers):(k + 1) * len(layers)]
         assert mine[0][2] == a and mine[-1][3] == b
-        assert all(x[3] == y[2] for x, y in zip(mine, mine[1:], strict=False))
+        assert all(x[3] == y[2] for x, y in pairwise(mine))
     assert ready.prof.get_op_num(ptr, len(data) - 1)[1] == ACL_ERROR_INVALID_PARAM
     assert ready.prof.get_op_type(ptr, len(data), n, 65)[1] == ACL_ERROR_INVALID_PARAM
     assert ready.prof.get_op_type(ptr, len(data), 0, 4097) == ("", ACL_ERROR_INVALID_PARAM)
@@ -273,3 +274,15 @@ def test_a_full_pipe_never_hangs(ready: ModuleType, session: Session) -> None:
     finally:
         os.close(r)
         os.close(w)
+
+
+def test_set_config_needs_init_and_lands_in_the_profile(ready: ModuleType, session: Session,
+                                                       tmp_path: Path) -> None:
+    """aclprofSetConfig: 100043 before init; the option is kept in the written profile."""
+    assert ready.prof.set_config(1, "on") == ACL_ERROR_PROF_NOT_RUN
+    assert ready.prof.init(str(tmp_path)) == ACL_SUCCESS
+    assert ready.prof.set_config(1, "") == ACL_ERROR_INVALID_PARAM
+    assert ready.prof.set_config(1, "on") == ACL_SUCCESS
+    assert ready.prof.finalize() == ACL_SUCCESS
+    (out,) = prof.written(session)
+    assert _profile(out)["otherData"]["acl_prof"]["options"] == {"1": "on"}

@@ -1029,6 +1029,11 @@ row("acl.prof.stop", (PROF_CFG,), *[
     call((OTHER_PROF_CFG,), E_PARAM, "another config than start's",
          needs=(PROF_RUNNING, OTHER_PROF_CFG)),
     needs=(PROF_RUNNING,))
+row("acl.prof.set_config", (1, "on"),
+    at(1, "", E_PARAM, "empty value", needs=(PROF_INITED,)),
+    at(1, "x" * 257, E_PARAM, "a value over 256 bytes (C-doc 19-01)", needs=(PROF_INITED,)),
+    call((1, "on"), code(ACL_ERROR_PROF_NOT_RUN), "before acl.prof.init (ProfSetConfigPrecheck)"),
+    needs=(PROF_INITED,))
 row("acl.prof.finalize", (),
     call((), code(ACL_ERROR_PROF_NOT_RUN), "before acl.prof.init (ProfFinalizePrecheck)"),
     needs=(PROF_INITED,))
