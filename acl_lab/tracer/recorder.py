@@ -60,6 +60,7 @@ from .schema import (
     TABLES,
     TASK_KINDS,
 )
+from .sites import cell_name
 from .sources import SOURCE_LINES, capture
 
 
@@ -183,6 +184,8 @@ class Recorder:
         self._next_compact = 0
         #: Calls made while shedding with a pointer into freed memory (never dropped).
         self._freed_ptr_calls: set[int] = set()
+        #: recorded file -> the name shown for it (a notebook cell's temporary file: the cell).
+        self._shown_files: dict[str, str] = {}
         #: (call id, (file id, line)) of the newest call while shedding.
         self._call_site: tuple[int, tuple[int, int]] = (-1, (-1, 0))
         #: Largest footprint seen at a compaction check, and the tasks undecided then.
@@ -476,7 +479,11 @@ class Recorder:
             n = self.s(name)
         f = intern.get(file)
         if f is None:
-            f = self.s(file)
+            # a notebook cell's temporary file is recorded as the cell (``cell In[5]``)
+            shown = self._shown_files.get(file)
+            if shown is None:
+                shown = self._shown_files[file] = cell_name(file)
+            f = self.s(shown)
         args_tab = self._args
         arg_start = args_tab.n
         nargs = len(args)

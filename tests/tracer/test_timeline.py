@@ -281,7 +281,11 @@ def test_call_hover_and_sync_wait_and_callbacks(small: tuple[Trace, dict[str, in
     fig = timeline(trace)
     (calls,) = by_role(fig, "call")
     assert len(calls.y) == trace.calls.rows
-    assert all("ret " in h and (".py:" in h or "&lt;exit&gt;:0" in h) for h in calls.hovertext)
+    assert all("ret " in h and (".py:" in h or "&lt;exit&gt;" in h) for h in calls.hovertext)
+    # the C name stands beside the pyACL name (the name in the CANN documentation)
+    malloc = int(trace.calls_named("acl.rt.malloc")[0])
+    assert "<b>acl.rt.malloc</b>" in calls.hovertext[malloc]
+    assert "<i>aclrtMalloc</i>" in calls.hovertext[malloc]
     assert list(calls.text[:2]) == ["acl.init", "acl.rt.set_device"]
     (syncs,) = by_role(fig, "sync")
     sync_sites = [h for h in syncs.hovertext if f"{__file__}:{LINES['sync']}" in h]

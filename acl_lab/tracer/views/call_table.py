@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 import plotly.graph_objects as go
 
+from ..sites import format_site
 from .style import PlotStyle
 from .timeline import _fmt_arg, _fmt_dur
 
@@ -71,7 +72,8 @@ def call_table(trace: Any, *, only_errors: bool = False, name: str | None = None
         cols["API (C name)"].append(f"{api} ({_c_name(api)})")
         cols["arguments"].append(args if len(args) <= 120 else args[:117] + "...")
         cols["ret"].append("0" if ret == 0 else f"{ret} {explain(ret).name}")
-        cols["file:line"].append(f"{file}:{line}")
+        # the file's last component only: a long path would push the line out of the cell
+        cols["file:line"].append(format_site(file, line, short=True))
         cols["start"].append(_fmt_dur(start))
         cols["duration"].append(_fmt_dur(end - start) if end >= start else "(unfinished)")
         fills.append(st.error_row_color if ret else "white")

@@ -52,8 +52,10 @@ from typing import Any
 import numpy as np
 import plotly.graph_objects as go
 
+from ...acl._boundary import c_name
 from ...runtime.objects import OBJ_STREAM
 from ..schema import ENGINES, SYNC_KINDS, TASK_KINDS
+from ..sites import format_site
 from .style import PlotStyle
 
 #: Arrow budget in SVG mode: record->wait arrows, then call->task arrows, each all or none.
@@ -480,8 +482,12 @@ def _call_text(trace: Any, cid: int) -> str:
     if len(args) > 160:
         args = args[:157] + "..."
     file, line = trace.call_site(cid)
-    return (f"<b>{html.escape(trace.call_name(cid))}</b>({html.escape(args)})"
-            f"<br>{html.escape(file)}:{line}")
+    name = trace.call_name(cid)
+    cname = c_name(name)
+    # the C name a learner meets in the CANN documentation beside the pyACL name
+    also = f" <i>{html.escape(cname)}</i>" if cname != name else ""
+    return (f"<b>{html.escape(name)}</b>({html.escape(args)}){also}"
+            f"<br>{html.escape(format_site(file, line))}")
 
 
 def _ret_text(ret: int) -> str:

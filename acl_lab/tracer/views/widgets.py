@@ -30,7 +30,6 @@ from __future__ import annotations
 import html
 import linecache
 import math
-import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -40,6 +39,7 @@ import plotly.graph_objects as go
 
 from ..analysis import allocation_spans, trace_end_ns
 from ..schema import POOLS, TASK_KINDS
+from ..sites import format_site
 from ..sources import stored_sources
 from .memory_map import memory_map
 from .style import PlotStyle
@@ -412,7 +412,7 @@ _EMPTY_SOURCE = ("<div style='color:#777'>Select a finding, or click a call, tas
 
 def finding_label(f: Any) -> str:
     """The findings-list entry of ``f``: severity, kind and file:line."""
-    where = f"{os.path.basename(f.file)}:{f.line}" if f.file else "(no source line)"
+    where = format_site(f.file, f.line, short=True) if f.file else "(no source line)"
     return f"{f.severity} · {f.kind} · {where}"
 
 
@@ -502,7 +502,7 @@ def source_html(file: str, line: int, context: int = CONTEXT_LINES,
     ``stored`` is the trace's copy of that file's cited lines (used when it cannot be read)."""
     if not file:
         return "<div style='color:#777'>(no source line recorded)</div>"
-    head = f"<code class='acl-site'>{html.escape(file)}:{line}</code>"
+    head = f"<code class='acl-site'>{html.escape(format_site(file, line))}</code>"
     rows = source_lines(file, line, context, stored)
     if not rows:
         return head + " <span style='color:#777'>(source not available)</span>"
@@ -558,7 +558,7 @@ def finding_html(trace: Any, f: Any, scale: int = 1000, unit: str = "µs") -> st
         if (file, line) == main_site or not file:
             continue
         text = linecache.getline(file, line).strip()
-        others.append(f"<li><code>{html.escape(file)}:{line}</code>"
+        others.append(f"<li><code>{html.escape(format_site(file, line))}</code>"
                       + (f" <code>{html.escape(text)}</code>" if text else "") + "</li>")
     if others:
         parts.append("<div>Also involved:</div><ul style='margin:2px 0'>"
