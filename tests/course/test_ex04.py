@@ -232,3 +232,20 @@ def test_expected_outputs_are_probabilities_of_the_seeded_inputs() -> None:
     assert np.isclose(a.sum(), 1.0, atol=1e-5) and (a >= 0).all()
     batch = ex04.expected_044(1)
     assert batch.shape == (8, 10) and np.allclose(batch.sum(axis=1), 1.0, atol=1e-5)
+
+
+@pytest.mark.parametrize(("part", "item_id", "kind"), [
+    ("04.1", "correct", "size_mismatch"),
+    ("04.4", "aligned", "misaligned_host_buffer"),
+])
+def test_failed_item_attaches_the_view_that_shows_its_problem(
+        starter: dict[str, Any], part: str, item_id: str, kind: str) -> None:
+    """The starter's failed item draws a view with its problem on it: the timeline marks the
+    finding the bug makes (the device memory map shows neither a dtype nor a host address)."""
+    report = _grade(part, starter[get_exercise(part).entry], 5)
+    assert not report.result(item_id).passed
+    fig = report.figure(item_id)
+    assert fig is not None
+    marks = [t for t in fig.data if (t.meta or {}).get("role") == "finding"]
+    assert any(f"{kind}</b>" in h for t in marks for h in t.hovertext), \
+        f"{part} {item_id}: the attached view does not mark the {kind} finding"

@@ -17,6 +17,7 @@ and draw at least one view.
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import time
@@ -33,6 +34,8 @@ FOLDERS = ("notebooks", "exercises", "solutions")
 #: Seconds one cell may run before nbclient stops the notebook.
 CELL_TIMEOUT_S = 120
 LEARNER_MARK = "# YOUR CODE HERE"
+#: The file names ipykernel and IPython compile cells under (never shown to a learner).
+TEMP_CELL_FILE = re.compile(r"ipykernel_\d+|<ipython-input-")
 #: The view functions of acl_lab; a course notebook must call at least one.
 VIEW_CALL = re.compile(
     r"\b(timeline|memory_map|wait_graph|race_view|overlap_figure|explore)\s*\(")
@@ -96,6 +99,10 @@ def test_notebook_runs_without_errors(path: Path, tmp_path: Path,
     errors = [o for c in ran for o in c.outputs if o.output_type == "error"
               and "raises-exception" not in _tags(c)]
     assert not errors, f"{_name(path)}: error outputs: {[o.ename for o in errors]}"
+    # a learner never sees the kernel's temporary cell files: sites name the cell (In[n])
+    temp = [i for i, c in enumerate(nb.cells) if c.cell_type == "code"
+            and TEMP_CELL_FILE.search(json.dumps(c.outputs))]
+    assert not temp, f"{_name(path)}: cells {temp} show the kernel's temporary file"
     new = _files_outside_notebooks(path.parent) - before
     assert not new, f"{_name(path)} wrote into the repository: {sorted(map(str, new))}"
 

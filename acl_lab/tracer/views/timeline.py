@@ -799,7 +799,7 @@ def _finding_markers(trace: Any, st: PlotStyle, win: _Window, findings: Sequence
         text = (f"<b>{html.escape(f.severity)}: {html.escape(f.kind)}</b><br>"
                 f"{html.escape(_first_sentence(f.message))}")
         if f.file:
-            text += f"<br>{html.escape(f.file)}:{f.line}"
+            text += f"<br>{html.escape(format_site(f.file, f.line))}"
         pts = points.setdefault(f.severity, [])
         for c in f.calls[:MAX_MARKS_PER_FINDING]:
             if not 0 <= c < calls.rows:
