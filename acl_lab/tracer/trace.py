@@ -16,10 +16,11 @@ import os
 import zlib
 from array import array
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import Any, BinaryIO
 
 import numpy as np
 
+from ..runtime.memory import MAX_DEVICES
 from . import schema
 from .schema import FORMAT, STR, TABLES, VERSION
 
@@ -29,6 +30,11 @@ _DTYPES = {"b": np.int8, "i": np.int32, "q": np.int64}
 GZIP_ABOVE = 1 << 20
 #: Load refuses files (after decompression) larger than this.
 MAX_LOAD_BYTES = 1 << 30
+#: Load reads and inflates files in pieces of this size.
+READ_CHUNK = 1 << 20
+#: A gzip file's data is kept while inflating it up to this size; beyond it, load only counts
+#: (and inflates a second time if the file is allowed), so a refused file costs at most this.
+HOLD_BYTES = 32 << 20
 #: The meta entries that are objects: API name -> calls (tasks) left out by the trace limit.
 DROPPED_CALLS = "dropped_calls"
 DROPPED_TASKS = "dropped_tasks"
@@ -40,6 +46,163 @@ def _check_dropped(key: str, counts: dict[str, Any]) -> None:
         if type(n) is not int or not 0 < n < (1 << 63):
             raise ValueError(f"trace file: meta.{key}[{name!r}] must be a positive "
                              "integer")
+
+
+def _too_large(max_bytes: int) -> ValueError:
+    return ValueError(f"trace file: larger than {max_bytes} bytes")
+
+
+def _read_plain(fh: BinaryIO, max_bytes: int) -> bytearray:
+    """The whole of a plain file, refused by its size before reading when it is too large."""
+    try:
+        size = os.fstat(fh.fileno()).st_size
+    except (OSError, io.UnsupportedOperation):  # not a regular file: the read below decides
+        size = 0
+    if size > max_bytes:
+        raise _too_large(max_bytes)
+    raw = bytearray()
+    while len(raw) <= max_bytes:  # a file that grows (or a pipe) is still read in bounds
+        chunk = fh.read(min(READ_CHUNK, max_bytes + 1 - len(raw)))
+        if not chunk:
+            break
+        raw += chunk
+    if len(raw) > max_bytes:
+        raise _too_large(max_bytes)
+    return raw
+
+
+def _gunzip(fh: BinaryIO, max_bytes: int, keep: int) -> bytearray | None:
+    """Inflate ``fh`` in ``READ_CHUNK`` pieces, counting; the data while it is at most
+    ``keep`` bytes, else None (only its size was checked). Above ``max_bytes``: ValueError."""
+    fh.seek(0)
+    out: bytearray | None = bytearray()
+    total = 0
+    try:
+        with gzip.GzipFile(fileobj=fh) as gz:
+            while True:
+                chunk = gz.read(READ_CHUNK)
+                if not chunk:
+                    break
+                total += len(chunk)
+                if total > max_bytes:
+                    raise _too_large(max_bytes)
+                if out is not None:
+                    if total > keep:
+                        out = None  # drop what was kept: go on counting only
+                    else:
+                        out += chunk
+    except (OSError, EOFError, zlib.error) as e:
+        raise ValueError(f"trace file: corrupt gzip data ({e})") from None
+    return out
+
+
+def _inflate(fh: BinaryIO, max_bytes: int) -> bytearray:
+    """A gzip file's data, in bounded memory until its size is known to be allowed."""
+    raw = _gunzip(fh, max_bytes, HOLD_BYTES)
+    if raw is None:  # larger than HOLD_BYTES but allowed: inflate again, keeping it all
+        raw = _gunzip(fh, max_bytes, max_bytes)
+    assert raw is not None
+    return raw
+
+
+def _check_meta(meta: dict[str, Any]) -> None:
+    """Every meta entry is a JSON scalar in int64; those in ``schema.META`` have its type and
+    bounds (so ``int(meta["virtual_time_ns"])`` and the like never fail)."""
+    for k, v in meta.items():
+        if k in _COUNT_META and isinstance(v, dict):
+            _check_dropped(k, v)
+            continue
+        if not isinstance(v, (str, int, float, bool)) and v is not None:
+            raise ValueError(f"trace file: meta.{k} must be a scalar")
+        if type(v) is int and not -(1 << 63) <= v < (1 << 63):
+            raise ValueError(f"trace file: meta.{k} is out of range")
+        want = schema.META.get(k)
+        if want is None:
+            continue
+        if type(v) is not want.kind:  # bool is not an int here
+            raise ValueError(f"trace file: meta.{k} must be {_KIND_NAMES[want.kind]}, got "
+                             f"{type(v).__name__} {str(v)[:40]!r}")
+        if type(v) is int and ((want.lo is not None and v < want.lo)
+                               or (want.hi is not None and v > want.hi)):
+            raise ValueError(f"trace file: meta.{k} = {v} is out of range "
+                             f"{_bounds(want.lo, want.hi)}")
+
+
+_KIND_NAMES = {int: "an integer", str: "a string", float: "a number"}
+
+
+def _bounds(lo: int | None, hi: int | None) -> str:
+    return f"{'' if lo is None else lo}..{'' if hi is None else hi}"
+
+
+def _check_domain(tname: str, c: schema.Column, arr: np.ndarray, lengths: dict[str, int],
+                  devices: int) -> None:
+    """The values of one column lie in its declared domain (see ``schema.Column``)."""
+    if not len(arr):
+        return
+    where = f"tables.{tname}.{c.name}"
+    if c.ref is not None:
+        limit = lengths[c.ref]
+        bad = np.nonzero((arr < (-1 if c.null else 0)) | (arr >= limit))[0]
+        if len(bad):
+            i = int(bad[0])
+            raise ValueError(f"trace file: {where}[{i}] = {int(arr[i])} refers to no row of "
+                             f"{c.ref} (it has {limit})")
+        return
+    hi = devices - 1 if c.hi == schema.DEVICES else c.hi
+    assert not isinstance(hi, str)
+    out = np.zeros(len(arr), dtype=bool)
+    if c.lo is not None:
+        out |= arr < c.lo
+    if hi is not None:
+        out |= arr > hi
+    bad = np.nonzero(out)[0]
+    if len(bad):
+        i = int(bad[0])
+        what = " (a device number; the trace has " \
+               f"{devices} device(s))" if c.hi == schema.DEVICES else ""
+        raise ValueError(f"trace file: {where}[{i}] = {int(arr[i])} is out of range "
+                         f"{_bounds(c.lo, hi)}{what}")
+    if c.members is not None:
+        bad = np.nonzero(~np.isin(arr, sorted(c.members)))[0]
+        if len(bad):
+            i = int(bad[0])
+            raise ValueError(f"trace file: {where}[{i}] = {int(arr[i])} is not a known "
+                             f"{tname}.{c.name} value (one of {sorted(c.members)})")
+
+
+def _check_span(span: schema.Span, cols: dict[str, np.ndarray], limit: int) -> None:
+    """``start .. start + count`` lies in ``0 .. limit`` for every row, computed as
+    ``count <= limit - start`` (``start`` is checked first), which cannot overflow."""
+    start = cols[span.start].astype(np.int64)
+    count = cols[span.length].astype(np.int64)
+    bad = (start < 0) | (count < 0) | (start > limit)
+    bad |= count > limit - np.minimum(start, limit)
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise ValueError(f"trace file: tables.{span.table}[{i}] rows of {span.into} "
+                         f"({span.start} {int(start[i])}, {span.length} {int(count[i])}) start "
+                         f"before or run past the {span.into} table (it has {limit})")
+
+
+def _check_arg_values(args: dict[str, np.ndarray], strings: list[str], n_allocs: int) -> None:
+    """An argument's value suits its kind: a string id, or a pointer into an allocation."""
+    kinds, vals = args["kind"], args["value"]
+    n_strings = len(strings)
+    for j in np.nonzero((kinds == schema.ARG_STR) | (kinds == schema.ARG_FLOAT)
+                        | (kinds == schema.ARG_OTHER))[0].tolist():
+        if not 0 <= int(vals[j]) < n_strings:
+            raise ValueError(f"trace file: tables.args.value[{j}] refers to no string")
+    for j in np.nonzero(kinds == schema.ARG_FLOAT)[0].tolist():
+        text = strings[int(vals[j])]
+        try:
+            float(text)
+        except ValueError:
+            raise ValueError(f"trace file: tables.args.value[{j}] is a float argument, but "
+                             f"string {int(vals[j])} ({text[:40]!r}) is no number") from None
+    for j in np.nonzero(kinds == schema.ARG_PTR)[0].tolist():
+        if not 0 <= int(vals[j]) >> schema.PTR_SHIFT < n_allocs:
+            raise ValueError(f"trace file: tables.args.value[{j}] points into no allocation")
 
 
 class _DuplicateKey(ValueError):
@@ -227,26 +390,23 @@ class Trace:
     def load(cls, path: str | os.PathLike[str], max_bytes: int = MAX_LOAD_BYTES) -> Trace:
         """Read and strictly validate an ``.acltrace`` file.
 
+        A file larger than ``max_bytes`` (after decompression) is refused having held at most
+        ``HOLD_BYTES`` of it in memory: a plain file by its size, a gzip file by inflating it
+        in chunks and counting (a file above ``HOLD_BYTES`` is inflated a second time to keep
+        it, once its size is known to be allowed).
+
         Raises:
             ValueError: the file is not a valid trace; the message names the problem.
         """
         with open(path, "rb") as fh:
             head = fh.read(2)
             fh.seek(0)
-            if head == b"\x1f\x8b":
-                try:
-                    with gzip.GzipFile(fileobj=fh) as gz:
-                        raw = gz.read(max_bytes + 1)
-                except (OSError, EOFError, zlib.error) as e:
-                    raise ValueError(f"trace file: corrupt gzip data ({e})") from None
-            else:
-                raw = fh.read(max_bytes + 1)
-        if len(raw) > max_bytes:
-            raise ValueError(f"trace file: larger than {max_bytes} bytes")
+            gzipped = head == b"\x1f\x8b"
+            raw = _inflate(fh, max_bytes) if gzipped else _read_plain(fh, max_bytes)
         return cls.from_json_bytes(raw)
 
     @classmethod
-    def from_json_bytes(cls, raw: bytes) -> Trace:
+    def from_json_bytes(cls, raw: bytes | bytearray) -> Trace:
         """Parse and validate the JSON form (see ``load``)."""
         try:
             doc = json.loads(raw, object_pairs_hook=_unique_keys)
@@ -275,14 +435,7 @@ class Trace:
         meta = doc.get("meta")
         if not isinstance(meta, dict):
             raise ValueError("trace file: 'meta' must be an object")
-        for k, v in meta.items():
-            if k in _COUNT_META and isinstance(v, dict):
-                _check_dropped(k, v)
-                continue
-            if not isinstance(v, (str, int, float, bool)) and v is not None:
-                raise ValueError(f"trace file: meta.{k} must be a scalar")
-            if type(v) is int and not -(1 << 63) <= v < (1 << 63):
-                raise ValueError(f"trace file: meta.{k} is out of range")
+        _check_meta(meta)
         strings = doc.get("strings")
         if not isinstance(strings, list) or not all(isinstance(x, str) for x in strings):
             raise ValueError("trace file: 'strings' must be a list of strings")
@@ -323,43 +476,13 @@ class Trace:
                         raise ValueError(f"trace file: {where}[{i}] = {v} is out of range")
                 cols[tname][c.name] = np.asarray(values, dtype=_DTYPES[c.code])
             lengths[tname] = n or 0
+        devices = meta.get("device_count", MAX_DEVICES)
         for tname, spec in TABLES.items():
             for c in spec:
-                if c.ref is None:
-                    continue
-                arr = cols[tname][c.name]
-                limit = lengths[c.ref]
-                low = 0 if c.ref == STR else -1
-                bad = np.nonzero((arr < low) | (arr >= limit))[0]
-                if len(bad):
-                    i = int(bad[0])
-                    raise ValueError(f"trace file: tables.{tname}.{c.name}[{i}] = "
-                                     f"{int(arr[i])} refers to no row of {c.ref} "
-                                     f"(it has {limit})")
-        calls = cols["calls"]
-        ends = calls["arg_start"].astype(np.int64) + calls["arg_count"]
-        bad_args = (ends > lengths["args"]) | (calls["arg_count"] < 0) | (calls["arg_start"] < 0)
-        if len(ends) and bad_args.any():
-            i = int(np.argmax(bad_args))
-            raise ValueError(f"trace file: tables.calls[{i}] arguments (arg_start "
-                             f"{int(calls['arg_start'][i])}, arg_count "
-                             f"{int(calls['arg_count'][i])}) start before or run past "
-                             "the args table")
-        args = cols["args"]
-        kinds, vals = args["kind"], args["value"]
-        for j in np.nonzero((kinds == schema.ARG_STR) | (kinds == schema.ARG_FLOAT)
-                            | (kinds == schema.ARG_OTHER))[0].tolist():
-            if not 0 <= int(vals[j]) < len(strings):
-                raise ValueError(f"trace file: tables.args.value[{j}] refers to no "
-                                 "string")
-        for j in np.nonzero(kinds == schema.ARG_PTR)[0].tolist():
-            if not 0 <= int(vals[j]) >> schema.PTR_SHIFT < lengths["allocs"]:
-                raise ValueError(f"trace file: tables.args.value[{j}] points into no "
-                                 "allocation")
-        bad_kind = np.nonzero((kinds < 0) | (kinds > schema.ARG_BOOL))[0]
-        if len(bad_kind):
-            raise ValueError(f"trace file: tables.args.kind[{int(bad_kind[0])}] is not a "
-                             "known argument kind")
+                _check_domain(tname, c, cols[tname][c.name], lengths, devices)
+        for span in schema.SPANS:
+            _check_span(span, cols[span.table], lengths[span.into])
+        _check_arg_values(cols["args"], strings, lengths["allocs"])
         for cs in cols.values():
             for arr in cs.values():
                 arr.setflags(write=False)
