@@ -235,9 +235,14 @@ def acl_api(name: str, cname: str, fmt: str, out: int | str = 0, launch: bool = 
         value, ret = DEFAULT, AFTER_EXIT
         return {shape}
     f = _getframe(1)
+    file = f.f_code.co_filename
+    site = FOREIGN.get(file)
+    line = f.f_lineno if site is None else 0
+    if site is not None:
+        file, line = site()
     with s.lock:
         th, cid, _ = s.api_enter(NAME, s.profile.{"launch_call_ns" if launch else "api_call_ns"},
-                                 args, PTRS, f.f_code.co_filename, f.f_lineno)
+                                 args, PTRS, file, line)
         try:
             value = IMPL(s, th, cid, *args)
             ret = 0
@@ -255,7 +260,8 @@ def acl_api(name: str, cname: str, fmt: str, out: int | str = 0, launch: bool = 
                                "PTRS": ptrs, "_current": current_session,
                                "_getframe": sys._getframe, "AclError": AclError,
                                "IMPL": impl, "DEFAULT": default,
-                               "AFTER_EXIT": _after_exit_code(name)}
+                               "AFTER_EXIT": _after_exit_code(name),
+                               "FOREIGN": _FOREIGN_CALLERS}
         exec(compile(src, f"<acl_api {name}>", "exec"), env)
         wrapper: Any = wraps(impl)(env[impl.__name__])
         wrapper.__acl_name__ = name
@@ -263,6 +269,18 @@ def acl_api(name: str, cname: str, fmt: str, out: int | str = 0, launch: bool = 
         return wrapper
 
     return deco
+
+
+#: Call sites of callers in another language: the file of a bridge module -> a function
+#: that returns the (file, line) of the foreign code that called the bridge on this thread
+#: (the C API sets the C caller's source line; see acl_lab/capi/bridge.py).
+_FOREIGN_CALLERS: dict[str, Callable[[], tuple[str, int]]] = {}
+
+
+def register_foreign_caller(filename: str, site: Callable[[], tuple[str, int]]) -> None:
+    """Record calls made from the code of ``filename`` at ``site()`` instead of at the
+    Python line of that code (a bridge from another language names its own caller)."""
+    _FOREIGN_CALLERS[filename] = site
 
 
 def registry() -> dict[str, dict[str, Any]]:
