@@ -138,6 +138,19 @@ def test_race_view_of_a_missing_wait(ready: ModuleType, session: Session) -> Non
     assert any("record_event" in (a.text or "") for a in fig.layout.annotations)
     assert "read-after-write" in fig.layout.title.text
     assert any("writes alloc" in h for h in marks.hovertext)
+    # named by time and by what they do: B is written (A->B) then read (B->C)
+    bars = {d.meta["role"]: d for d in fig.data if d.meta and d.meta.get("role", "").endswith(
+        "_bar")}
+    assert bars["first_bar"].base[0] <= bars["second_bar"].base[0]
+    assert bars["first_bar"].name == "1st in time: the write"
+    assert bars["second_bar"].name == "2nd in time: the read"
+    assert list(marks.text) == ["1: the write", "2: the read"]
+    # the arrowhead sits at the later access, its tail part of the way along the dashed line
+    (head,) = [a for a in fig.layout.annotations if a.showarrow]
+    assert head.arrowhead and head.x == pytest.approx(dashed[0].x[1])
+    x0, x1 = dashed[0].x
+    assert min(x0, x1) <= head.ax <= max(x0, x1)
+    assert head.y == 1 and 0.5 < head.ay < 1  # lanes are categories 0 and 1: dashes stay
 
 
 def test_race_view_host_lane(ready: ModuleType, session: Session) -> None:
@@ -152,7 +165,16 @@ def test_race_view_host_lane(ready: ModuleType, session: Session) -> None:
     (f,) = races(session.trace())
     fig = race_view(f, session.trace())
     (marks,) = [d for d in fig.data if d.meta and d.meta.get("role") == "accesses"]
-    assert marks.y[0] == f"stream {s1:#x}" and marks.y[1].startswith("host: thread 0")
+    assert set(marks.y) == {f"stream {s1:#x}", marks.y[1 - marks.y.index(f"stream {s1:#x}")]}
+    assert any(y.startswith("host: thread 0") for y in marks.y)
+    # in time order: the host read (queued second) runs before the stream's write is done
+    assert marks.x[0] <= marks.x[1]
+    verbs = {d.meta["task"]: d.meta["access"] for d in fig.data
+             if d.meta and d.meta.get("role", "").endswith("_bar")}
+    tasks = fig.layout.meta["tasks"]
+    assert [verbs[k] for k in tasks] == [t.removeprefix("1: ").removeprefix("2: ").split()[-1]
+                                         for t in marks.text]
+    assert sorted(verbs.values()) == ["read", "write"]
 
 
 # ----------------------------------------------------------------------------- overlap

@@ -32,6 +32,8 @@ HIGHLIGHT = ERROR
 EDGE = "#7f8c8d"
 #: Race view colours: the earlier and later access, other tasks on the lanes.
 RACE_FIRST, RACE_SECOND, CONTEXT = "#e67e22", "#c0392b", "#d5d8dc"
+#: Where the race view's arrowhead starts along the missing edge (the rest stays dashed).
+ARROW_TAIL = 0.8
 
 
 # =============================================================================== wait graph
@@ -342,8 +344,9 @@ def race_view(finding: Any, trace: Any, pad: float = 0.5, *,
 
     Lanes are the streams (or host threads, for synchronous work) of the two tasks; other
     tasks on those lanes within the window are drawn faded for context. The two accesses are
-    bars with a marker each; a dashed arrow from the end of the first to the start of the
-    second is the ordering (event record -> wait, or a synchronize) that is missing. The
+    bars with a marker each, named by time and by what they do ("1st in time: the write",
+    "2nd in time: the read"); a dashed arrow from the end of the earlier to the start of the
+    later is the ordering (event record -> wait, or a synchronize) that is missing. The
     finding's "Fix:" text is shown beneath.
 
     Args:
@@ -357,11 +360,12 @@ def race_view(finding: Any, trace: Any, pad: float = 0.5, *,
     """
     if finding.kind != "race":
         raise ValueError(f"race_view draws race findings, not {finding.kind!r}")
-    first, second = _race_pair(finding, trace)
     t = trace.tasks
-    lanes = [_lane(trace, first), _lane(trace, second)]
     start = t["start_ns"].astype(np.int64)
     end = t["end_ns"].astype(np.int64)
+    # named by time, not by queue order: in a race the access queued second can run first
+    first, second = sorted(_race_pair(finding, trace), key=lambda k: (int(start[k]), k))
+    lanes = [_lane(trace, first), _lane(trace, second)]
     lo = int(min(start[first], start[second]))
     hi = int(max(end[first], end[second]))
     ext = max(hi - lo, 1)
@@ -380,15 +384,20 @@ def race_view(finding: Any, trace: Any, pad: float = 0.5, *,
             marker={"color": CONTEXT}, hovertext=[_task_hover(trace, k) for k in ctx],
             hoverinfo="text", meta={"role": "context"}))
     acc = _accesses(trace, finding)
-    for role, k, colour in (("first", first, RACE_FIRST), ("second", second, RACE_SECOND)):
+    verbs = _access_verbs(trace, finding)
+    names = _access_names(trace, (first, second), verbs)
+    for role, k, colour, name in (("first", first, RACE_FIRST, names[0]),
+                                  ("second", second, RACE_SECOND, names[1])):
         fig.add_trace(go.Bar(
             y=[_lane(trace, k)], x=[max(end[k] - start[k], 1) / scale], base=[start[k] / scale],
-            orientation="h", name=f"{role} access", marker={"color": colour},
+            orientation="h", name=name, marker={"color": colour},
             hovertext=[_task_hover(trace, k, acc.get(k, ""))], hoverinfo="text",
-            meta={"role": f"{role}_bar", "task": k}))
+            meta={"role": f"{role}_bar", "task": k, "access": verbs.get(k, "read")}))
     fig.add_trace(go.Scatter(
         x=[start[first] / scale, start[second] / scale], y=lanes, mode="markers+text",
-        name="racing accesses", text=["first", "second"], textposition="top center",
+        name="racing accesses", text=[f"1: {names[0].split(': ', 1)[-1]}",
+                                      f"2: {names[1].split(': ', 1)[-1]}"],
+        textposition="top center",
         marker={"size": 14, "color": [RACE_FIRST, RACE_SECOND], "symbol": "x",
                 "line": {"color": "black", "width": 1}},
         hovertext=[_task_hover(trace, k, acc.get(k, "")) for k in (first, second)],
@@ -399,9 +408,15 @@ def race_view(finding: Any, trace: Any, pad: float = 0.5, *,
         line={"color": hot, "dash": "dash", "width": 2.5}, hoverinfo="text",
         hovertext="nothing orders these two accesses: the missing happens-before edge",
         meta={"role": "missing_edge"}))
-    fig.add_annotation(x=x1, y=lanes[1], ax=x0, ay=lanes[0], xref="x", yref="y", axref="x",
+    # The arrowhead alone, on the last stretch of the dashed line: an annotation's arrow is
+    # always solid, so drawn over the whole edge it would hide the dashes. Category lanes
+    # are placed by index (0, 1, ...) so the tail can sit part of the way along.
+    cats = list(dict.fromkeys(lanes))
+    y0, y1 = cats.index(lanes[0]), cats.index(lanes[1])
+    fig.add_annotation(x=x1, y=y1, ax=x0 + ARROW_TAIL * (x1 - x0),
+                       ay=y0 + ARROW_TAIL * (y1 - y0), xref="x", yref="y", axref="x",
                        ayref="y", showarrow=True, arrowhead=3, arrowcolor=hot,
-                       arrowwidth=2, text="")
+                       arrowwidth=2, text="", name="missing_edge_head")
     lines = finding.message.splitlines()
     fix = next((ln for ln in lines if ln.startswith("Fix:")), "")
     m = re.match(r"Data race \([^)]*\) on the .*? buffer", lines[0] if lines else "")
@@ -447,6 +462,36 @@ def _lane(trace: Any, task: int) -> str:
     c = int(trace.tasks["call"][task])
     th = int(trace.calls["thread"][c]) if c >= 0 else 0
     return f"host: {_thread_label(trace, th)}"
+
+
+def _access_verbs(trace: Any, finding: Any) -> dict[int, str]:
+    """Per task of the finding: ``"write"`` when it writes one of the finding's allocations,
+    else ``"read"``."""
+    acc = trace.accesses
+    allocs = list(finding.ids.get("allocs", ()))
+    mine = np.isin(acc["task"], list(finding.ids.get("tasks", ()))) & np.isin(acc["alloc"],
+                                                                              allocs)
+    out: dict[int, str] = {}
+    for j in np.nonzero(mine)[0].tolist():
+        k = int(acc["task"][j])
+        if int(acc["write"][j]) or k not in out:
+            out[k] = "write" if int(acc["write"][j]) else out.get(k, "read")
+    return out
+
+
+def _access_names(trace: Any, pair: tuple[int, int],
+                  verbs: dict[int, str]) -> tuple[str, str]:
+    """Legend names of the two accesses, in time order and by what they do: ``1st: the write
+    (memcpy_async)``; the API is named too when both do the same thing."""
+    v = [verbs.get(k, "read") for k in pair]
+    out = []
+    for n, (k, verb) in enumerate(zip(pair, v, strict=True)):
+        what = f"the {verb}"
+        if v[0] == v[1]:
+            c = int(trace.tasks["call"][k])
+            what += f" ({trace.call_name(c)})" if c >= 0 else ""
+        out.append(f"{('1st', '2nd')[n]} in time: {what}")
+    return out[0], out[1]
 
 
 def _accesses(trace: Any, finding: Any) -> dict[int, str]:
