@@ -44,7 +44,8 @@ def _parser() -> argparse.ArgumentParser:
                                 "emulator with a tracer, for learning CANN without an NPU.")
     p.add_argument("--version", action="version", version=f"acl-lab {__version__}")
     sub = p.add_subparsers(dest="command", required=True)
-    r = sub.add_parser("run", help="run a pyACL program on the emulator")
+    r = sub.add_parser("run", help="run a pyACL program (or a binary from acl-lab cc) on the "
+                       "emulator")
     r.add_argument("--profile", default="Ascend310P3", choices=sorted(PROFILES),
                    help="device profile (default Ascend310P3)")
     r.add_argument("--devices", type=int, default=1, help="number of devices (default 1)")
@@ -66,8 +67,12 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--report", metavar="FILE",
                    help="also write the offline HTML report (findings, timeline, memory map)")
     r.add_argument("--quiet", action="store_true", help="no summary on stderr")
-    r.add_argument("program", help="the Python program to run")
+    r.add_argument("program", help="the Python program (or compiled binary) to run")
     sub.add_parser("atc", help="convert an ONNX model to an emulated .om (ATC's flags)",
+                   add_help=False)
+    sub.add_parser("cc", help="compile a C/C++ AscendCL program against libascendcl "
+                   "(g++ -g ...)", add_help=False)
+    sub.add_parser("config", help="compiler and linker flags: --cflags --libs",
                    add_help=False)
     e = sub.add_parser("export", help="convert a saved trace for another viewer")
     e.add_argument("trace", help="an .acltrace file")
@@ -119,6 +124,9 @@ def run(opts: argparse.Namespace) -> int:
         if problem:
             print(f"acl-lab: --{flag} {path}: {problem}", file=sys.stderr)
             return 2
+    from .capi.commands import is_binary, run_binary
+    if is_binary(prog):  # a C/C++ program linked with libascendcl (acl-lab cc)
+        return run_binary(opts, _write_outputs, _RunEnd)
     session = Session(profile=opts.profile, device_count=opts.devices,
                       pageable_async=opts.pageable_async, run_mode=opts.run_mode)
     prev = set_current_session(session)
@@ -572,6 +580,9 @@ def _dispatch(argv: list[str] | None) -> int:
     if args[:1] == ["atc"]:
         from .atc import main as atc_main
         return atc_main(args[1:])
+    if args[:1] in (["cc"], ["config"]):
+        from .capi.commands import cc_main, config_main
+        return (cc_main if args[0] == "cc" else config_main)(args[1:])
     opts = _parser().parse_args(args)
     if opts.command == "run":
         return run(opts)
