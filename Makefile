@@ -24,7 +24,7 @@ LAB_ROOT_FLAG := $(shell [ "$$(id -u)" = 0 ] && echo --allow-root)
 RUN_ENV := ACL_LAB_CACHE=$(CURDIR)/.cache/acl_lab MPLBACKEND=Agg
 
 .DEFAULT_GOAL := help
-.PHONY: help lab test bench fuzz lint clean chromium bubblewrap venv speedscope
+.PHONY: help lab test bench fuzz lint clean chromium bubblewrap venv speedscope cdev capi
 
 help:
 	@echo "acl_lab make targets:"
@@ -35,6 +35,7 @@ help:
 	@echo "  make lint      ruff and mypy only"
 	@echo "  make chromium  install Debian's chromium (for browser tests) if /usr/bin/chromium is missing"
 	@echo "  make bubblewrap install Debian's bubblewrap (the sandbox of acl-lab grade) if bwrap is missing"
+	@echo "  make capi      build libascendcl.so (C/C++ AscendCL programs) into .cache (installs g++ and python3-dev if missing)"
 	@echo "  make clean     remove .venv, caches and build artifacts"
 	@echo "Variables: PY=$(PY) (interpreter used to create .venv)"
 
@@ -74,7 +75,7 @@ lab: $(LAB_STAMP)
 	$(RUN_ENV) $(BIN)/jupyter lab --ServerApp.root_dir=$(CURDIR) \
 		--LabApp.default_url=/lab/tree/notebooks $(LAB_ROOT_FLAG) $(LAB_ARGS)
 
-test: $(TEST_STAMP) chromium bubblewrap speedscope
+test: $(TEST_STAMP) chromium bubblewrap speedscope capi
 	$(BIN)/ruff check acl_lab tests benchmarks
 	$(BIN)/mypy
 	$(RUN_ENV) $(BIN)/python -m pytest
@@ -97,6 +98,22 @@ chromium:
 		$(SUDO) apt-get update && \
 		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium; \
 	fi
+
+# C and C++ programs (tests/capi, acl-lab cc): g++, addr2line (binutils) and the headers and
+# shared library of the Python that runs acl_lab (python3-dev), from Debian's packages.
+cdev:
+	@if command -v g++ >/dev/null 2>&1 && command -v addr2line >/dev/null 2>&1 && \
+		[ -f "$$($(BIN)/python -c 'import sysconfig; print(sysconfig.get_paths()["include"])')/Python.h" ]; then \
+		echo ">> g++, binutils and the Python headers already installed"; \
+	else \
+		echo ">> installing Debian's g++, binutils and python3-dev"; \
+		$(SUDO) apt-get update && \
+		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends g++ binutils python3-dev; \
+	fi
+
+# libascendcl.so (cffi embedding) in $$ACL_LAB_CACHE/capi; rebuilt only when its sources change.
+capi: $(TEST_STAMP) cdev
+	@$(RUN_ENV) $(BIN)/acl-lab config --libdir
 
 # acl-lab grade runs each submission in a bubblewrap sandbox (Debian's bubblewrap).
 bubblewrap:
