@@ -41,6 +41,7 @@ from ..analysis import allocation_spans, trace_end_ns
 from ..schema import POOLS, TASK_KINDS
 from ..sites import format_site
 from ..sources import stored_sources
+from .figure_widgets import PrimaryFigureWidget, SharedFigureWidget
 from .memory_map import memory_map
 from .style import PlotStyle
 from .timeline import timeline
@@ -100,14 +101,15 @@ class Explorer(widgets.VBox):
         self.selected_call: int | None = None
 
         # ---- figures
-        self.timeline_fig = go.FigureWidget(
+        # one copy of plotly's widget JavaScript for both figures (figure_widgets.py)
+        self.timeline_fig = PrimaryFigureWidget(
             timeline(trace, findings=self.findings, style=self.plot_style))
         tmeta = dict(self.timeline_fig.layout.meta or {})
         self._t_scale = int(tmeta.get("ns_per_unit", 1000)) or 1000
         self._t_unit = str(tmeta.get("unit", "µs"))
         lo, hi = tmeta.get("window_ns", [0, max(self.end_ns, 1)])
         self._t_full = (lo / self._t_scale, hi / self._t_scale)
-        self.memory_fig = go.FigureWidget(memory_map(trace, style=self.plot_style))
+        self.memory_fig = SharedFigureWidget(memory_map(trace, style=self.plot_style))
         mmeta = dict(self.memory_fig.layout.meta or {})
         self._m_scale = int(mmeta.get("time_scale_ns", 1000)) or 1000
         self._m_unit = str(mmeta.get("time_unit", "µs"))
