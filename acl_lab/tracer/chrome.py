@@ -71,8 +71,8 @@ class _Spans:
             if trace.string(int(dg["kind"][j])) == "deadlock":
                 self.deadlock.setdefault(int(dg["call"][j]), trace.string(int(dg["message"][j])))
         self.call: list[tuple[int, int]] = []
-        for c in range(calls.rows):
-            s, e = int(calls["start_ns"][c]), int(calls["end_ns"][c])
+        for c, (s, e) in enumerate(zip(calls["start_ns"].tolist(), calls["end_ns"].tolist(),
+                                       strict=True)):
             if e < 0 or c in self.deadlock:
                 e = self.end
             self.call.append((s, max(e, s)))
@@ -83,9 +83,10 @@ class _Spans:
         self.unfinished: set[int] = set()
         stream_free: dict[int, int] = {}
         stuck_stream: set[int] = set()
-        for t in range(tasks.rows):
-            s, e = int(tasks["start_ns"][t]), int(tasks["end_ns"][t])
-            stream = int(tasks["stream"][t])
+        submit = tasks["submit_ns"].tolist()
+        for t, (s, e, stream) in enumerate(zip(tasks["start_ns"].tolist(),
+                                               tasks["end_ns"].tolist(),
+                                               tasks["stream"].tolist(), strict=True)):
             if e >= 0:
                 self.task[t] = (s, e)
                 stream_free[stream] = max(stream_free.get(stream, 0), e)
@@ -95,17 +96,18 @@ class _Spans:
                 self.queued.append(t)
                 continue
             stuck_stream.add(stream)
-            begin = s if s >= 0 else max(int(tasks["submit_ns"][t]), stream_free.get(stream, 0))
+            begin = s if s >= 0 else max(submit[t], stream_free.get(stream, 0))
             self.task[t] = (min(begin, self.end), self.end)
 
 
-def _track_of_task(trace: Any, t: int) -> tuple[int, int]:
-    tasks = trace.tasks
-    stream = int(tasks["stream"][t])
-    dev = max(int(tasks["device"][t]), 0)
-    if stream >= 0:
-        return 2 + dev, STREAM_TID_BASE + stream
-    return 2 + dev, SYNC_TID_BASE + int(trace.calls["thread"][int(tasks["call"][t])])
+def _task_tracks(trace: Any) -> list[tuple[int, int]]:
+    """(pid, tid) of every task: its device's process, its stream's track (a synchronous copy:
+    the synchronous-copies track of its calling thread)."""
+    tasks, thread = trace.tasks, trace.calls["thread"].tolist()
+    return [(2 + max(dev, 0), STREAM_TID_BASE + stream if stream >= 0
+             else SYNC_TID_BASE + thread[c])
+            for stream, dev, c in zip(tasks["stream"].tolist(), tasks["device"].tolist(),
+                                      tasks["call"].tolist(), strict=True)]
 
 
 def _inside(span: tuple[int, int]) -> int:
@@ -184,26 +186,29 @@ def build_events(trace: Any, findings: list[Any] | None = None) -> Built:
 
     # Host API calls.
     call_ev: list[int] = []
+    strings = trace.strings
+    c_name, c_thread, c_file, c_line, c_ret, c_end = (calls[k].tolist() for k in (
+        "name", "thread", "file", "line", "ret", "end_ns"))
     for c in range(calls.rows):
         start, end = spans.call[c]
-        file, line = trace.call_site(c)
+        file, line = strings[c_file[c]], c_line[c]
         e: dict[str, Any] = {
-            "ph": "X", "pid": HOST_PID, "tid": int(calls["thread"][c]) + 1,
-            "name": trace.call_name(c), "cat": "api", "ts": start, "dur": end - start,
-            "args": {"ret": int(calls["ret"][c]), "site": f"{file}:{line}", "call_id": c,
+            "ph": "X", "pid": HOST_PID, "tid": c_thread[c] + 1,
+            "name": strings[c_name[c]], "cat": "api", "ts": start, "dur": end - start,
+            "args": {"ret": c_ret[c], "site": f"{file}:{line}", "call_id": c,
                      "args": repr(trace.call_args(c))[:200]},
         }
-        if int(calls["end_ns"][c]) < 0:
+        if c_end[c] < 0:
             e["args"]["unfinished"] = True
         if c in spans.deadlock:
             e["args"]["deadlock"] = spans.deadlock[c]
         call_ev.append(len(ev))
         ev.append(e)
-        if c in spans.deadlock or int(calls["end_ns"][c]) < 0:
-            raised = int(calls["end_ns"][c])
+        if c in spans.deadlock or c_end[c] < 0:
+            raised = c_end[c]
             at = raised if 0 <= raised <= end else start
             msg = spans.deadlock.get(c, "the call never returned before the program ended")
-            ev.append({"ph": "i", "s": "t", "pid": HOST_PID, "tid": int(calls["thread"][c]) + 1,
+            ev.append({"ph": "i", "s": "t", "pid": HOST_PID, "tid": c_thread[c] + 1,
                        "cat": "deadlock", "ts": max(at, start),
                        "name": "DeadlockError" if c in spans.deadlock else "unfinished call",
                        "args": {"message": msg, "call_id": c, "site": f"{file}:{line}"}})
@@ -214,17 +219,19 @@ def build_events(trace: Any, findings: list[Any] | None = None) -> Built:
     edge_target: dict[int, int] = {}
     record_end = {int(trace.edges["wait"][j]): spans.task.get(int(trace.edges["record"][j]))
                   for j in range(trace.edges.rows)}
+    tracks = _task_tracks(trace)
+    t_stream, t_call, t_kind = (tasks[k].tolist() for k in ("stream", "call", "kind"))
     for t in sorted(spans.task):
         start, end = spans.task[t]
-        pid, tid = _track_of_task(trace, t)
-        if int(tasks["stream"][t]) < 0 and (pid, tid) not in sync_threads:
+        pid, tid = tracks[t]
+        if t_stream[t] < 0 and (pid, tid) not in sync_threads:
             sync_threads.add((pid, tid))
             thread = tid - SYNC_TID_BASE
             ev.append({"ph": "M", "pid": pid, "tid": tid, "name": "thread_name",
                        "args": {"name": f"synchronous copies of thread {thread}"}})
-        c = int(tasks["call"][t])
+        c = t_call[t]
         x: dict[str, Any] = {"ph": "X", "pid": pid, "tid": tid, "cat": "task",
-                             "name": TASK_KINDS[int(tasks["kind"][t])], "ts": start,
+                             "name": TASK_KINDS[t_kind[t]], "ts": start,
                              "dur": end - start, "args": {"task_id": t, "call_id": c}}
         if t in spans.unfinished:
             x["name"] += " (never finished)"
@@ -239,7 +246,7 @@ def build_events(trace: Any, findings: list[Any] | None = None) -> Built:
             ev.append({"ph": "X", "pid": pid, "tid": tid, "cat": "task", "name": "event set",
                        "ts": set_at, "dur": end - set_at, "args": {"task_id": t}})
     for t in spans.queued:
-        pid, tid = _track_of_task(trace, t)
+        pid, tid = tracks[t]
         ev.append({"ph": "i", "s": "t", "pid": pid, "tid": tid, "cat": "task",
                    "name": f"{TASK_KINDS[int(tasks['kind'][t])]} (queued, never ran)",
                    "ts": min(int(tasks["submit_ns"][t]), spans.end),
@@ -248,10 +255,9 @@ def build_events(trace: Any, findings: list[Any] | None = None) -> Built:
     # Launch arrows: from the call to each task it enqueued that is drawn and starts no
     # earlier than the call ends (a synchronous copy runs inside its call: no arrow).
     for t in sorted(spans.task):
-        c = int(tasks["call"][t])
-        ce = spans.call[c][1]
+        ce = spans.call[t_call[t]][1]
         if spans.task[t][0] >= ce:
-            flows.append(Flow(LAUNCH_FLOW_BASE + t, "launch", call_ev[c], task_ev[t]))
+            flows.append(Flow(LAUNCH_FLOW_BASE + t, "launch", call_ev[t_call[t]], task_ev[t]))
 
     # Record -> wait arrows.
     for j in range(trace.edges.rows):
