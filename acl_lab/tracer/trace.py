@@ -497,8 +497,8 @@ class Trace:
 
     def save_chrome_trace(self, path: str | os.PathLike[str],
                           findings: list[Any] | None = None) -> None:
-        """Write ``to_chrome_trace(findings)`` as JSON."""
-        buf = io.StringIO()
-        json.dump(self.to_chrome_trace(findings), buf, separators=(",", ":"))
+        """Write ``to_chrome_trace(findings)`` as JSON (``json.dumps``: its C encoder is
+        several times faster than ``json.dump``'s streaming one)."""
+        text = json.dumps(self.to_chrome_trace(findings), separators=(",", ":"))
         with open(path, "w", encoding="utf-8") as fh:
-            fh.write(buf.getvalue())
+            fh.write(text)
