@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import html
 import shutil
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -32,8 +33,8 @@ PARTS04 = ("04.1", "04.2", "04.3", "04.4")
 PARTS07 = ("07.1", "07.2", "07.3")
 TIMEOUT_S = 60
 
-pytestmark = pytest.mark.skipif(not sandbox.available()[0],
-                                reason="bubblewrap cannot run here (make test installs it)")
+needs_bwrap = pytest.mark.skipif(not sandbox.available()[0],
+                                 reason="bubblewrap cannot run here (make test installs it)")
 
 Edit = Callable[[nbformat.NotebookNode], None]
 
@@ -333,6 +334,7 @@ def attacked(tmp_path_factory: pytest.TempPathFactory) -> tuple[GradeRun, dict[s
     return graded, cases, marker, before, _protected_digest()
 
 
+@needs_bwrap
 def test_grading_completes_and_the_repository_is_untouched(attacked: tuple) -> None:
     """The run ends normally and no attack changed the grader, the solutions or the
     exercises."""
@@ -343,6 +345,7 @@ def test_grading_completes_and_the_repository_is_untouched(attacked: tuple) -> N
     assert "rewritten" not in (graded.out / "grades.csv").read_text(encoding="utf-8")
 
 
+@needs_bwrap
 @pytest.mark.parametrize("learner", ["honest04", "honest07", "honest08", "zz_honest04"])
 def test_honest_learners_keep_full_points(attacked: tuple, learner: str) -> None:
     """The honest learners graded beside the attackers (one after all of them) get every
@@ -356,6 +359,7 @@ def test_honest_learners_keep_full_points(attacked: tuple, learner: str) -> None
         (r["exercise"], r["item"], r["reason"]) for r in rows if r["passed"] != "true"]
 
 
+@needs_bwrap
 def test_every_attack_scores_zero_with_its_cause(attacked: tuple) -> None:
     """Each attack: 0 on the exercises it aimed at (at most the starter's points where it
     only tried to take someone else's work), the cause on its page, the flag in the CSV."""
@@ -380,6 +384,7 @@ def test_every_attack_scores_zero_with_its_cause(attacked: tuple) -> None:
     assert not problems, "\n".join(problems)
 
 
+@needs_bwrap
 def test_attacks_that_take_others_work_see_nothing(attacked: tuple) -> None:
     """Inside the sandbox the solutions and other learners' notebooks are not there: the
     cells that looked for them raised, and the page says so."""
@@ -389,7 +394,28 @@ def test_attacks_that_take_others_work_see_nothing(attacked: tuple) -> None:
     assert "no other learner&#x27;s notebook is reachable" in graded.html("other_learner")
 
 
+@needs_bwrap
 def test_no_submission_delays_the_batch(attacked: tuple) -> None:
     """The daemon's notebook ends with its own process: it is graded (not timed out)."""
     graded = attacked[0]
     assert "time limit" not in " ".join(r["reason"] for r in graded.learner_rows("daemon"))
+
+
+def test_without_bubblewrap_grade_refuses_in_one_line_unless_told(tmp_path: Path) -> None:
+    """No bwrap on PATH: one line and exit 2; with --no-sandbox the grading runs and every
+    feedback page carries the warning."""
+    from .submissions.builders import honest_cells, write_notebook
+
+    write_notebook(tmp_path / "subs" / "solver" / "demo.ipynb", honest_cells())
+    no_bwrap = {"PATH": str(Path(sys.executable).parent)}
+    refused = run_grade(tmp_path / "subs", tmp_path / "out", extra_env=no_bwrap)
+    assert refused.proc.returncode == 2
+    lines = refused.proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "bubblewrap (bwrap) is not installed" in lines[0]
+    assert "--no-sandbox" in lines[0] and not (tmp_path / "out" / "grades.csv").exists()
+    graded = run_grade(tmp_path / "subs", tmp_path / "out", "--no-sandbox", "--no-figures",
+                       extra_env=no_bwrap)
+    assert graded.proc.returncode == 0, graded.proc.stderr
+    assert graded.points("solver") == (5, 5)
+    assert "acl-lab-unsandboxed" in graded.html("solver")
+    assert "graded without the sandbox" in graded.html("solver")
