@@ -552,8 +552,31 @@ def _on_error(exc: type[BaseException], value: BaseException, tb: Any) -> None:
     traceback.print_exception(exc, value, tb)
 
 
+#: idents of C threads that have called in (a pthread id is reused after a join)
+_seen_idents: set[int] = set()
+
+
+def _new_c_thread() -> None:
+    """First call of this C thread (a fresh thread state: its thread-locals are empty).
+
+    A C thread is a ``threading._DummyThread`` here, which CPython never removes when the
+    thread ends; a later C thread that gets the same pthread id would be that thread again
+    (with its context). The stale entry is dropped so this thread is a new one.
+    """
+    ident = threading.get_ident()
+    if ident in _seen_idents and threading.main_thread().ident != ident:
+        with threading._active_limbo_lock:  # type: ignore[attr-defined]
+            old = threading._active.get(ident)  # type: ignore[attr-defined]
+            if isinstance(old, threading._DummyThread):
+                del threading._active[ident]  # type: ignore[attr-defined]
+    _seen_idents.add(ident)
+    _tls.known = True
+
+
 def _entry(fn: Callable[..., Any]) -> Callable[..., Any]:
     def entry(ra: Any, *args: Any) -> Any:
+        if not hasattr(_tls, "known"):
+            _new_c_thread()
         _tls.ra = _p(ra)
         return fn(*args)
     entry.__name__ = fn.__name__
