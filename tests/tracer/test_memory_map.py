@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -116,11 +117,62 @@ def test_pools_get_separate_bands(program: dict[str, Any]) -> None:
     axes = {d.meta["pool"]: d.yaxis for d in rects(fig)}
     assert axes["normal"] != axes["huge"]
     titles = [a.text for a in fig.layout.annotations]
-    assert "normal pool" in titles and "huge pool" in titles
+    assert any(t.startswith("normal pool (offsets from 0x") for t in titles)
+    assert any(t.startswith("huge pool (offsets from 0x") for t in titles)
     only = memory_map(program["trace"], pools=["huge"])
     assert only.layout.meta["pools"] == ["huge"] and ids_of(rects(only)) == [0]
     with pytest.raises(ValueError, match="unknown pool"):
         memory_map(program["trace"], pools=["giant"])
+
+
+def _axis_px(fig: go.Figure) -> dict[str, tuple[float, float, str]]:
+    """Per y axis: (bottom px, top px, title) in the plot area."""
+    plot = fig.layout.height - fig.layout.margin.t - fig.layout.margin.b
+    out = {}
+    for name in fig.layout:
+        if name.startswith("yaxis"):
+            ax = fig.layout[name]
+            out[name] = (ax.domain[0] * plot, ax.domain[1] * plot, ax.title.text or "")
+    return out
+
+
+@pytest.mark.parametrize("pools", [None, ["huge"]])
+def test_every_y_axis_title_fits_beside_its_own_row(program: dict[str, Any],
+                                                    pools: list[str] | None) -> None:
+    """The titles (drawn rotated along their axis) are no longer than their row is tall, so
+    two never overlap; the rows themselves do not overlap."""
+    fig = memory_map(program["trace"], pools=pools)
+    axes = _axis_px(fig)
+    assert len(axes) == len(fig.layout.meta["pools"]) + 1
+    font = 14  # plotly's default axis title size (the template sets none)
+    for name, (lo, hi, title) in axes.items():
+        assert title, f"{name} has no title"
+        assert len(title) * font * 0.6 <= hi - lo, f"{name} title {title!r} overflows its row"
+    spans = sorted((lo, hi) for lo, hi, _ in axes.values())
+    assert all(a[1] <= b[0] for a, b in itertools.pairwise(spans))
+
+
+def test_pinned_host_and_dvpp_memory_are_pools_of_their_own(ready: ModuleType,
+                                                            session: Session) -> None:
+    """A leaked malloc_host buffer is a block in the host band, leaked-coloured, with its line;
+    DVPP memory has its own band too."""
+    line = next_line()
+    ok(ready.rt.malloc_host(4096))
+    kept = ok(ready.rt.malloc_host(8192))
+    dv = ok(ready.media.dvpp_malloc(1 << 16))
+    assert ready.rt.free_host(kept) == ACL_SUCCESS
+    assert ready.media.dvpp_free(dv) == ACL_SUCCESS
+    fig = memory_map(session.trace())
+    assert set(fig.layout.meta["pools"]) == {"host", "dvpp"}
+    (leak,) = rects(fig, "leaked")
+    assert leak.meta["pool"] == "host" and list(leak.customdata) == [0]
+    assert leak.marker.color == PlotStyle().state_color("leaked")
+    assert f"{__file__}:{line}" in leak.hovertext[0] and "acl.rt.malloc_host" in leak.hovertext[0]
+    freed = {d.meta["pool"]: d for d in rects(fig, "freed")}
+    assert set(freed) == {"host", "dvpp"} and freed["host"].yaxis != freed["dvpp"].yaxis
+    assert "and host" in fig.layout.title.text
+    usage = {d.meta["pool"] for d in fig.data if d.meta and d.meta["state"] == "usage"}
+    assert {"host", "dvpp"} <= usage
 
 
 def test_usage_curve_peak_is_the_trace_peak(program: dict[str, Any]) -> None:

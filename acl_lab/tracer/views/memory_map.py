@@ -2,9 +2,11 @@
 
 Modelled on PyTorch's memory_viz (live blocks over time, plus the allocator state at a chosen
 instant). One band (subplot row) per memory pool, so huge-page, 1 GiB-page, normal and DVPP
-memory never share an address axis; the bottom row holds the bytes in use over time per pool
-and for the whole device. A block is drawn from its allocating call to its free call, or to
-the trace end when it leaked (never freed, or only reclaimed at reset/finalize/exit).
+memory never share an address axis, and pinned host memory (``malloc_host``) has a band of
+its own with the same colouring and allocating line; the bottom row holds the bytes in use
+over time per pool and for the whole device. A block is drawn from its allocating call to
+its free call, or to the trace end when it leaked (never freed, or only reclaimed at
+reset/finalize/exit).
 
 Scale: up to ``max_rects`` allocations are SVG bars (``go.Bar`` with ``base``) with a hover
 each; beyond that every pool becomes a heatmap of occupancy (address bucket x time bucket,
@@ -41,6 +43,11 @@ HEAT_TIME_BUCKETS = 600
 #: Usage curves with more points than this are reduced to per-bucket maxima.
 MAX_CURVE_POINTS = 4000
 _DEVICE_POOLS = tuple(p for p in POOLS if p != "host")
+#: The alloc kind of a Python-owned (pageable) host buffer the program handed to ACL.
+HOST_PAGEABLE = ALLOC_KINDS.index("host_pageable")
+#: Heights in pixels: an address band, the usage row, the gap between rows, the margins.
+#: Fixed in pixels (not fractions) so every y-axis title fits beside its own row.
+BAND_PX, USAGE_PX, GAP_PX, MARGIN_T_PX, MARGIN_B_PX = 220, 170, 50, 80, 60
 
 
 def memory_map(trace: Any, *, device: int = 0, at_ns: int | None = None,
@@ -54,8 +61,8 @@ def memory_map(trace: Any, *, device: int = 0, at_ns: int | None = None,
         device: which device's memory to draw.
         at_ns: an instant (ns) at which to show the allocator state: a vertical line, the
             blocks live then highlighted, and a note with their count and bytes per pool.
-        pools: pool names to draw (default: every device pool this device used; pass
-            ``"host"`` to add pinned host memory).
+        pools: pool names to draw (default: every pool the trace used: this device's pools,
+            DVPP memory, and host memory from ``malloc_host`` as a pool of its own).
         style: a ``PlotStyle`` (state colours, time units, template); default ``PlotStyle()``.
         max_rects: above this many allocations, pools are drawn as occupancy heatmaps.
 
@@ -67,14 +74,17 @@ def memory_map(trace: Any, *, device: int = 0, at_ns: int | None = None,
     colours: dict[str, Any] = {k: style.state_color(k) for k in ("live", "freed", "leaked")}
     colours["pools"] = POOL_COLOURS
     a = trace.allocs
-    wanted = tuple(pools) if pools is not None else _DEVICE_POOLS
+    wanted = tuple(pools) if pools is not None else POOLS
     unknown = [p for p in wanted if p not in POOLS]
     if unknown:
         raise ValueError(f"memory_map: unknown pool(s) {unknown}; pools are {list(POOLS)}")
     pool_col = a["pool"]
     on_dev = a["device"] == device
     host = pool_col == POOLS.index("host")
-    sel = np.isin(pool_col, [POOLS.index(p) for p in wanted]) & (on_dev | host)
+    # pinned host memory (malloc_host) is a pool; a pageable host buffer is not an
+    # allocation the program frees (Python owns it), so it is never drawn as a leak
+    sel = (np.isin(pool_col, [POOLS.index(p) for p in wanted]) & (on_dev | host)
+           & (a["kind"] != HOST_PAGEABLE))
     rows = np.nonzero(sel)[0]
     present = [p for p in POOLS if p in wanted and np.any(pool_col[rows] == POOLS.index(p))]
     end_ns = trace_end_ns(trace)
@@ -82,8 +92,10 @@ def memory_map(trace: Any, *, device: int = 0, at_ns: int | None = None,
     mode = "rects" if len(rows) <= max_rects else "heatmap"
     nbands = max(len(present), 1)
     titles = [f"{p} pool" for p in present] or ["(no allocations)"]
-    fig = make_subplots(rows=nbands + 1, cols=1, shared_xaxes=True, vertical_spacing=0.06,
-                        row_heights=[0.75 / nbands] * nbands + [0.25],
+    plot_px = nbands * BAND_PX + USAGE_PX + nbands * GAP_PX
+    fig = make_subplots(rows=nbands + 1, cols=1, shared_xaxes=True,
+                        vertical_spacing=GAP_PX / plot_px,
+                        row_heights=[BAND_PX] * nbands + [USAGE_PX],
                         subplot_titles=[*titles, "memory in use"])
     spans = allocation_spans(trace, rows)
     pool_of = pool_col[rows]
@@ -107,9 +119,13 @@ def memory_map(trace: Any, *, device: int = 0, at_ns: int | None = None,
                          end_ns, first=(r == 1))
             if at_ns is not None:
                 live_ids.extend(sub.live_at(at_ns).tolist())
-        fig.update_yaxes(title_text=f"offset ({aunit}) from {base:#x}", row=r, col=1)
+        # the base address goes in the band's title: the axis title stays short enough to
+        # fit beside its band (a long one ran into the usage row's title)
+        fig.layout.annotations[r - 1].text = f"{p} pool (offsets from {base:#x})"
+        fig.update_yaxes(title_text=f"offset ({aunit})", row=r, col=1)
     _add_usage(fig, trace, device, present, nbands + 1, scale, unit, end_ns, colours)
-    title = f"Device {device} memory map: {len(rows)} allocation(s)"
+    where = f"Device {device}" + (" and host" if "host" in present else "")
+    title = f"{where} memory map: {len(rows)} allocation(s)"
     if mode == "heatmap":
         title += f" (more than {max_rects}: occupancy per address x time bucket)"
     if at_ns is not None:
@@ -125,7 +141,8 @@ def memory_map(trace: Any, *, device: int = 0, at_ns: int | None = None,
                      row=nbands + 1, col=1)
     fig.update_layout(
         title=title, template=style.template, barmode="overlay", bargap=0, hovermode="closest",
-        height=max(420, 220 * nbands + 200), legend={"tracegroupgap": 4},
+        height=plot_px + MARGIN_T_PX + MARGIN_B_PX, legend={"tracegroupgap": 4},
+        margin={"t": MARGIN_T_PX, "b": MARGIN_B_PX},
         meta={"time_unit": unit, "time_scale_ns": scale, "mode": mode, "pools": present,
               "device": device, "at_ns": at_ns, "end_ns": end_ns})
     return fig

@@ -42,7 +42,7 @@ from ..schema import POOLS, TASK_KINDS
 from ..sites import format_site
 from ..sources import stored_sources
 from .figure_widgets import PrimaryFigureWidget, SharedFigureWidget
-from .memory_map import memory_map
+from .memory_map import HOST_PAGEABLE, memory_map
 from .style import PlotStyle
 from .timeline import timeline
 
@@ -309,7 +309,8 @@ class Explorer(widgets.VBox):
         pools = [p for p in mmeta.get("pools", []) if p in POOLS]
         device = int(mmeta.get("device", 0))
         sel = (np.isin(a["pool"], [POOLS.index(p) for p in pools])
-               & ((a["device"] == device) | (a["pool"] == POOLS.index("host"))))
+               & ((a["device"] == device) | (a["pool"] == POOLS.index("host")))
+               & (a["kind"] != HOST_PAGEABLE))  # drawn by memory_map only when pinned
         self._spans = allocation_spans(self.trace, np.nonzero(sel)[0])
         # alloc id -> (pool, x, width, base, y); axes per pool
         self._geometry: dict[int, tuple[str, float, float, float, float]] = {}
