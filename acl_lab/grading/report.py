@@ -121,6 +121,15 @@ class Report:
         raise KeyError(f"exercise {self.exercise.id} has no item {item_id!r}; items: "
                        f"{[r.item.id for r in self.results]}")
 
+    @property
+    def waived(self) -> list[str]:
+        """What the exercise says about each waived finding kind in this run's trace
+        (``Exercise.waives``: the kinds the findings gate lets through, and why)."""
+        present = {f.kind for f in self.run.findings}
+        claimed = {k for it in self.exercise.items for k in it.claims}
+        return [f"{kind} findings do not count here: {why}" for kind, why in self.exercise.waives
+                if kind in present and kind not in claimed]
+
     def summary(self) -> str:
         """``"3/4 items passed (7/10 points)"``."""
         return (f"{self.passed_count}/{len(self.results)} items passed "
@@ -142,6 +151,7 @@ class Report:
             lines.append("Integrity violation: " + "; ".join(self.run.violations))
         elif self.gate:
             lines.append("Every item scores 0: " + self.gate)
+        lines += [f"Note: {w}" for w in self.waived]
         lines.append(self.outcome())
         for r in self.results:
             mark = "PASS" if r.passed else "FAIL"
@@ -207,6 +217,8 @@ class Report:
         elif self.gate:
             parts.append(f'<div class="acl-lab-gate" style="color:{_FAIL_COLOUR};'
                          f'white-space:pre-wrap">Every item scores 0: {_esc(self.gate)}</div>')
+        parts += [f'<div class="acl-lab-waived" style="color:#5d6d7e">Note: {_esc(w)}</div>'
+                  for w in self.waived]
         colour = _FAIL_COLOUR if self.run.error is not None else "#5d6d7e"
         parts.append(f'<div class="acl-lab-outcome" style="color:{colour};'
                      f'white-space:pre-wrap">{_esc(self.outcome())}</div>')

@@ -112,7 +112,9 @@ def test_a_claimed_finding_costs_only_its_item_and_a_waiver_says_why() -> None:
                                             seed=3))
         assert report.gate is None, report.text()
         assert report.result("right").passed
-    assert not report.result("tidy").passed
+        assert not report.result("tidy").passed
+    assert report.waived == ["leak findings do not count here: not this lesson"]
+    assert "not this lesson" in report.text() and "not this lesson" in report.to_html()
 
 
 @pytest.mark.parametrize("fn,cause", [
