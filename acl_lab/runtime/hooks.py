@@ -22,7 +22,7 @@ HOOK_NAMES = (
     "on_task",          # (task)           submitted
     "on_task_placed",   # (task)           start/end known
     "on_task_status",   # (task)           failed while executing
-    "on_uninit",        # (task, region, nbytes)  read bytes never written
+    "on_uninit",        # (task, region, nbytes, first)  read bytes never written
     "on_landed",        # (task, region, offset, data)  a copy's bytes landed (at its end)
     "on_edge",          # (record_task_id, wait_task_id)
     "on_sync",          # (call_id, kind, target_oid, start_ns, end_ns)

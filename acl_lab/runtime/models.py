@@ -168,8 +168,22 @@ def _load(s: Session, th: HostThread, cid: int, om: OmModel, path: str,
                 lm.regions.append(r)
     s.models[mid] = lm
     s.diag(cid, "model_loaded", f"model {mid} loaded from {path}: "
-           f"{len(om.acl_inputs)} input(s), {len(om.output_specs())} output(s)", level=0)
+           f"{len(om.acl_inputs)} input(s), {len(om.output_specs())} output(s)"
+           f"{_batch_rows(om)}", level=0)
     return mid
+
+
+def _batch_rows(om: OmModel) -> str:
+    """'; batch rows: input 0 = 8 x 150528 bytes, ...' for the inputs with a batch dimension
+    over 1 (the gear dimension of a dynamic-batch model at its largest gear; the first of
+    two or more dimensions of a static one), so checks can tell whole trailing batch rows
+    (a partial last batch) from other never-written bytes; '' when no input has one."""
+    parts = []
+    for i, spec in enumerate(om.input_specs()):
+        n = spec.shape[0] if len(spec.shape) >= 2 else 1
+        if n > 1 and spec.nbytes % n == 0:
+            parts.append(f"input {i} = {n} x {spec.nbytes // n} bytes")
+    return "; batch rows: " + ", ".join(parts) if parts else ""
 
 
 def load_from_file(s: Session, th: HostThread, cid: int, path: str) -> int:

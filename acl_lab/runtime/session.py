@@ -106,6 +106,17 @@ _current: Session | None = None
 _current_lock = threading.Lock()
 
 
+def first_unwritten(written: list[list[int]], start: int) -> int:
+    """The first offset at or after ``start`` outside the sorted, merged ``written``
+    ranges (a region's shadow): where a read of never-written bytes begins."""
+    for lo, hi in written:
+        if lo > start:
+            break
+        if hi > start:
+            start = hi
+    return start
+
+
 def current_session(create: bool = True) -> Session | None:
     """The session the pyACL layer talks to; created on first use when ``create``.
 
@@ -1244,7 +1255,8 @@ class Session:
                 if r.written is not None:
                     missing = r.unwritten(a.offset, a.offset + a.length)
                     if missing:
-                        self.hooks.on_uninit(t, r, missing)
+                        self.hooks.on_uninit(t, r, missing,
+                                             first_unwritten(r.written, a.offset))
                 if kernel:
                     assert t.inputs is not None
                     t.inputs.append(r.buf[a.offset:a.offset + a.length].tobytes())

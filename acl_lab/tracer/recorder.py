@@ -623,11 +623,12 @@ class Recorder:
                 ts.placed(t)  # a wait that never runs will not be placed: stop waiting for it
         self.tables["failures"].append(self.task_row(t.id), t.status, self.s(t.reason))
 
-    def on_uninit(self, t: Any, region: Any, nbytes: int) -> None:
+    def on_uninit(self, t: Any, region: Any, nbytes: int, first: int) -> None:
         ts = self._ts
         if ts is not None and not ts.off:
             ts.needed.add(t.id)
-        self.tables["uninit"].append(self.task_row(t.id), self.alloc_row(region.id), nbytes)
+        self.tables["uninit"].append(self.task_row(t.id), self.alloc_row(region.id), nbytes,
+                                     first)
 
     def on_edge(self, record: int, wait: int) -> None:
         ts = self._ts

@@ -159,7 +159,10 @@ TABLES: dict[str, tuple[Column, ...]] = {
     "accesses": (ref("task", "tasks", null=False), ref("alloc", "allocs"), size("offset"),
                  size("length"), flag("write")),
     "failures": (ref("task", "tasks", null=False), Column("code", "i"), ref("reason", STR)),
-    "uninit": (ref("task", "tasks", null=False), ref("alloc", "allocs"), size("bytes")),
+    # ``first``: offset in the allocation of the first never-written byte the task read,
+    # so a check can tell a trailing run (rows past a partial batch) from holes.
+    "uninit": (ref("task", "tasks", null=False), ref("alloc", "allocs"), size("bytes"),
+               size("first")),
     "edges": (ref("record", "tasks", null=False), ref("wait", "tasks", null=False)),
     "syncs": (ref("call", "calls", null=False), enum("kind", SYNC_KINDS), Column("target", "i"),
               time("start_ns", unset=False), time("end_ns")),

@@ -60,7 +60,7 @@ def only(session: Session, kind: str) -> Finding:
     f = found[0]
     assert f.kind == kind, describe(found)
     assert Path(f.file).resolve() == Path(THIS)
-    assert f.severity in ("error", "warning")
+    assert f.severity in ("error", "warning", "info")
     assert set(f.ids) == {"allocs", "tasks"}
     assert f.sites[0] == (f.file, f.line)
     return f
@@ -90,7 +90,7 @@ def call_at(session: Session, line: int) -> list[int]:
 def test_memory_module_is_registered() -> None:
     """The memory checks run with every other check."""
     assert memory in CHECK_MODULES
-    assert len(memory.CHECKS) == 6
+    assert len(memory.CHECKS) == 7  # the six memcheck kinds and memcpy_kind_mismatch
 
 
 # --------------------------------------------------------------------------- double_free
@@ -428,7 +428,7 @@ def test_uninitialized_read(ready: ModuleType, session: Session) -> None:
     ret = acl.rt.memcpy(host, 100, dev, 100, ACL_MEMCPY_DEVICE_TO_HOST); line = here()  # noqa: E702
     assert ret == 0
     f = only(session, "uninitialized_read")
-    assert f.line == line
+    assert f.line == line and f.severity == "warning"  # a copy of nothing but garbage
     assert "100 bytes" in f.message and site(l_alloc) in f.message
     assert "never" in f.message or "nothing had written" in f.message
     assert "memset" in f.message
@@ -446,6 +446,8 @@ def test_partly_uninitialized_read(ready: ModuleType, session: Session) -> None:
     assert ret == 0
     f = only(session, "uninitialized_read")
     assert f.line == line and "40 bytes" in f.message
+    # a copy moving some never-written bytes beside written ones is not itself a bug
+    assert f.severity == "info" and "not itself a bug" in f.message
 
 
 def test_loop_uninitialized_reads_grouped(ready: ModuleType, session: Session) -> None:

@@ -32,6 +32,7 @@ import numpy as np
 
 from ..schema import ALLOC_KINDS, ARG_PTR, PTR_OFFSET_MASK, PTR_SHIFT
 from .base import Finding, human_bytes
+from .resources import call_ints
 
 #: Free APIs -> the allocation kind each one releases (allocs.kind).
 FREE_APIS = {"acl.rt.free": 0, "acl.rt.free_host": 1, "acl.media.dvpp_free": 2}
@@ -526,41 +527,153 @@ def out_of_bounds(trace: Any) -> list[Finding]:
     return out
 
 
-def uninitialized_reads(trace: Any) -> list[Finding]:
-    """Tasks that read device or DVPP bytes nothing had written (compute-sanitizer initcheck).
+_ROWS = re.compile(r"input (\d+) = (\d+) x (\d+) bytes")
+_LOADED = re.compile(r"model (\d+) loaded")
+#: tasks.kind of copies (H2D, D2H, D2D, H2H) and of a model execution
+_COPY_KINDS = (0, 1, 2, 3)
+_MODEL_KIND = 6
 
+
+def batch_rows(trace: Any) -> dict[int, dict[int, int]]:
+    """Model id -> {input index: bytes per batch row}, from the runtime's ``model_loaded``
+    notes (inputs whose batch dimension is over 1)."""
+    out: dict[int, dict[int, int]] = {}
+    for _cid, _level, text in _diags_of(trace, "model_loaded"):
+        m = _LOADED.match(text)
+        if m:
+            out[int(m.group(1))] = {int(i): int(row) for i, _n, row in _ROWS.findall(text)}
+    return out
+
+
+def reads_of(trace: Any, tasks: set[int]) -> dict[int, list[tuple[int, int, int]]]:
+    """Task -> its read accesses ``(alloc, offset, length)`` in order, for ``tasks``."""
+    ac = trace.accesses
+    out: dict[int, list[tuple[int, int, int]]] = defaultdict(list)
+    if not tasks or not ac.rows:
+        return out
+    rows = np.nonzero(np.isin(ac["task"], list(tasks)) & (ac["write"] == 0))[0]
+    for j in rows.tolist():
+        out[int(ac["task"][j])].append((int(ac["alloc"][j]), int(ac["offset"][j]),
+                                        int(ac["length"][j])))
+    return out
+
+
+def _model_of(trace: Any, cid: int) -> int:
+    """The model id an execute call named (its first int argument), or -1."""
+    ints = call_ints(trace, cid)
+    return int(ints[0]) if ints else -1
+
+
+def _uninit_class(trace: Any, task: int, kind: int, alloc: int, nbytes: int, first: int,
+                  reads: dict[int, list[tuple[int, int, int]]],
+                  rows: dict[int, dict[int, int]]) -> tuple[str, int, int]:
+    """How bad a read of never-written bytes is: ``(class, read length, row bytes)``.
+
+    ``copy_part``: a copy that moved some never-written bytes beside written ones (the
+    max-batch output copied whole after a smaller batch); ``copy_all``: a copy of nothing
+    but never-written bytes; ``partial_batch``: a model input whose never-written part is
+    whole trailing batch rows after written ones; ``compute``: any other task (a model, an
+    op, DVPP) computing with never-written bytes.
+    """
+    mine = [r for r in reads.get(task, []) if r[0] == alloc]
+    length = max((r[2] for r in mine), default=nbytes)
+    if kind in _COPY_KINDS:
+        return ("copy_all" if nbytes >= length else "copy_part"), length, 0
+    if kind == _MODEL_KIND and mine:
+        idx = reads[task].index(mine[0])
+        _, off, length = mine[0]
+        row = rows.get(_model_of(trace, int(trace.tasks["call"][task])), {}).get(idx, 0)
+        end = off + length
+        if (row and off < first and first + nbytes == end and (end - first) % row == 0
+                and (first - off) % row == 0):
+            return "partial_batch", length, row
+    return "compute", length, 0
+
+
+def uninitialized_reads(trace: Any) -> list[Finding]:
+    """Tasks that read device or DVPP bytes nothing had written (compute-sanitizer initcheck),
+    at the severity of what the read can do.
+
+    A task computing with never-written bytes is an error; a model input whose never-written
+    part is whole trailing batch rows (the partial last batch of a loop) a warning (those
+    rows' outputs are garbage); a copy is not itself a bug: a copy of some never-written
+    bytes beside written ones (acllite copies a dynamic-batch model's whole max-batch output
+    and uses the rows of the current batch) is info, a copy of nothing but never-written
+    bytes a warning (whatever uses the destination uses garbage).
     Pinned host memory is left out: a program may fill it through Python (ctypes, a numpy
     view) in ways the emulator cannot see, so a report there could be a false alarm.
     """
     ev = _Evidence.of(trace)
     tk, un = trace.tasks, trace.uninit
+    keep = [j for j in range(un.rows)
+            if int(un["alloc"][j]) >= 0 and ev.alloc_kind(int(un["alloc"][j])) in (0, 2)]
+    reads = reads_of(trace, {int(un["task"][j]) for j in keep})
+    rows = batch_rows(trace) if keep else {}
     groups: dict[tuple[Any, ...], _Group] = defaultdict(_Group)
-    for j in range(un.rows):
+    detail: dict[tuple[Any, ...], tuple[int, int]] = {}
+    for j in keep:
         t, a = int(un["task"][j]), int(un["alloc"][j])
-        if a < 0 or ev.alloc_kind(a) not in (0, 2):
-            continue
+        nbytes, first = int(un["bytes"][j]), int(un["first"][j])
+        klass, length, row = _uninit_class(trace, t, int(tk["kind"][t]), a, nbytes, first,
+                                           reads, rows)
         cid = int(tk["call"][t])
-        g = groups[_site_key(ev, cid, ev.site(ev.alloc_call(a)))]
+        key = _site_key(ev, cid, ev.site(ev.alloc_call(a)), klass)
+        g = groups[key]
         g.main.append(cid)
         g.tasks.append(t)
-        g.amounts.append(int(un["bytes"][j]))
+        g.amounts.append(nbytes)
         g.allocs.append(a)
         g.others.append(ev.alloc_call(a))
+        detail.setdefault(key, (length, row))
     out: list[Finding] = []
-    for (file, line, _asite), g in _grouped(groups):
+    for key, g in _grouped(groups):
+        file, line, _asite, klass = key
+        length, row = detail[key]
         api = trace.call_name(g.main[0])
         n = len(g.main)
         per = (f"{g.amounts[0]} bytes" if n == 1 else
                f"{human_bytes(sum(g.amounts))} in all (up to {max(g.amounts)} bytes each time)")
-        msg = (f"{api} at {file}:{line} read {per} of {_alloc_text(ev, g.allocs)} that "
-               f"nothing had written{_times(n)}. "
-               "Rule: malloc'd device memory holds garbage until something writes it (the "
-               "emulator reads zeros; a real device does not), so the result depends on "
-               "leftovers. "
-               "Fix: copy the data in (acl.rt.memcpy / memcpy_async) or acl.rt.memset the "
-               "buffer before the task that reads it, covering every byte it reads, and order "
-               "that write before the read (same stream, or an event).")
-        out.append(g.finding(ev, "uninitialized_read", "error", msg))
+        what = _alloc_text(ev, g.allocs)
+        if klass == "copy_part":
+            severity = "info"
+            msg = (f"{api} at {file}:{line} copies {per} of {what} that nothing wrote, beside "
+                   f"bytes that were written{_times(n)} (for a dynamic-batch model's output: "
+                   "the rows beyond the current batch). Rule: a copy is not itself a bug; "
+                   "the copied never-written bytes are garbage on a real device (the "
+                   "emulator has zeros), so only the written part (the rows of the current "
+                   "batch) may be used. Fix, if you use more: write those bytes first; to "
+                   "copy less, copy batch * row bytes (acl.mdl.get_cur_output_dims).")
+        elif klass == "copy_all":
+            severity = "warning"
+            msg = (f"{api} at {file}:{line} copies {per} of {what} that nothing had "
+                   f"written, not one byte of it{_times(n)}. Rule: malloc'd device memory "
+                   "holds garbage until something writes it (the emulator reads zeros; a real "
+                   "device does not); copying it is harmless, using the copy is not. Fix: "
+                   "copy after the task that fills the buffer (acl.rt.memcpy / memcpy_async, a "
+                   "model or op output, acl.rt.memset), ordered before this copy (same "
+                   "stream, or an event).")
+        elif klass == "partial_batch":
+            severity = "warning"
+            total = length // row
+            msg = (f"{api} at {file}:{line} read {per} of {what} that nothing had written"
+                   f"{_times(n)}: whole trailing batch rows (rows of {row} bytes; of the "
+                   f"{total} rows the model reads, the last {g.amounts[0] // row} were never "
+                   "filled), the partial last batch of a loop. Rule: the model computes "
+                   "every row of its batch; the outputs of the rows nothing filled are "
+                   "garbage and must not be used (or copy zeros/padding into them). Fix: "
+                   "use only the output rows of the inputs you copied in, or memset the "
+                   "input buffer once after allocating it.")
+        else:
+            severity = "error"
+            msg = (f"{api} at {file}:{line} read {per} of {what} that nothing had written"
+                   f"{_times(n)}. Rule: malloc'd device memory holds garbage until "
+                   "something writes it (the emulator reads zeros; a real device does not), "
+                   "so a task computing with it gives results that depend on leftovers. "
+                   "Fix: copy the data in (acl.rt.memcpy / memcpy_async) or acl.rt.memset "
+                   "the buffer before the task that reads it, covering every byte it "
+                   "reads, and order that write before the read (same stream, or an "
+                   "event).")
+        out.append(g.finding(ev, "uninitialized_read", severity, msg))
     return out
 
 

@@ -34,7 +34,7 @@ import numpy as np
 
 from ...runtime.objects import OBJ_CONTEXT
 from ..schema import ALLOC_KINDS
-from . import resources
+from . import memory, resources
 from .base import Finding, human_bytes, site
 
 _ERROR = re.compile(r"^(-?\d+): (.*)$", re.S)
@@ -349,7 +349,7 @@ def _short_copies(trace: Any) -> list[Finding]:
     watched = np.unique(a_alloc[model_read])
     rows = np.nonzero(np.isin(a_alloc, watched))[0]
     writes: dict[int, list[tuple[int, int, int]]] = defaultdict(list)  # alloc -> (s, e, task)
-    hits: dict[tuple[int, int], list[tuple[int, int, int, int]]] = defaultdict(list)
+    hits: dict[tuple[int, int, bool], list[tuple[int, int, int, int]]] = defaultdict(list)
     pending_clear: set[int] = set()
     last_task = -1
     offs, lens, wr = ac["offset"], ac["length"], ac["write"]
@@ -371,21 +371,51 @@ def _short_copies(trace: Any) -> list[Finding]:
         got = [w for w in writes[al] if w[0] < hi and w[1] > lo]
         if not got:
             continue  # nothing new written since the last execution: a reused input
-        covered = _covered(lo, hi, [(w[0], w[1]) for w in got])
+        spans = [(w[0], w[1]) for w in got]
+        covered = _covered(lo, hi, spans)
         if covered < hi - lo:
             last = max(got, key=lambda w: w[2])
-            key = (int(tk["call"][t]), int(tk["call"][last[2]]))
+            # the bytes written are the first ``covered`` ones: maybe a partial last batch
+            prefix = _covered(lo, lo + covered, spans) == covered
+            key = (int(tk["call"][t]), int(tk["call"][last[2]]), prefix)
             hits[key].append((al, covered, hi - lo, t))
-    grouped: dict[tuple[tuple[str, int], tuple[str, int]], list[Any]] = defaultdict(list)
-    for (exe, copy), items in hits.items():
-        grouped[(site(trace, exe), site(trace, copy))].append((exe, copy, items))
+    grouped: dict[tuple[tuple[str, int], tuple[str, int], bool], list[Any]] = defaultdict(list)
+    row_map = memory.batch_rows(trace) if hits else {}
+    reads = memory.reads_of(trace, {x[3] for items in hits.values() for x in items})
+    for (exe, copy, prefix), items in hits.items():
+        al, covered, need, t = items[0]
+        order = [r[0] for r in reads.get(t, [])]
+        model = resources.call_ints(trace, exe)
+        row = row_map.get(model[0] if model else -1, {}).get(
+            order.index(al) if al in order else -1, 0)
+        batch = prefix and row > 0 and covered % row == 0 and need % row == 0
+        grouped[(site(trace, exe), site(trace, copy), batch)].append((exe, copy, items, row))
     out: list[Finding] = []
-    for ((file, line), _), entries in sorted(grouped.items()):
-        exe, copy, items = entries[0]
+    for ((file, line), _, batch), entries in sorted(grouped.items()):
+        exe, copy, items, row = entries[0]
         al, covered, need, _ = items[0]
         count = sum(len(x[2]) for x in entries)
         api, copy_api = trace.call_name(exe), trace.call_name(copy)
         many = f" ({_times(count)})" if count > 1 else ""
+        alloc_call = int(trace.allocs["call"][al])
+        calls = (exe, copy, alloc_call)
+        if batch:
+            # A partial last batch: the rows copied are whole, the rest is the rows of an
+            # earlier batch. Not a bug as long as the program uses only its rows' outputs.
+            msg = (f"{api} at {file}:{line}{many} reads {need // row} batch rows of its "
+                   f"input buffer (memory from {_alloc_text(trace, al)}), but the copy "
+                   f"before it, {copy_api} at {_at(trace, copy)}, filled only the first "
+                   f"{covered // row} (rows of {row} bytes): a partial last batch. The other "
+                   f"{(need - covered) // row} rows hold whatever the buffer held before (an "
+                   "earlier batch, or garbage). Rule: the model computes every row of its "
+                   "batch; the outputs of the rows this batch did not fill are garbage and "
+                   "must not be used. Fix: use only the first "
+                   f"{covered // row} output rows (or pad the batch, or use a dynamic-batch "
+                   "model with acl.mdl.set_dynamic_batch_size).")
+            out.append(Finding("size_mismatch", "warning", msg, file, line, calls,
+                               {"allocs": (al,), "tasks": tuple(x[3] for x in items)},
+                               tuple(site(trace, c) for c in calls)))
+            continue
         msg = (f"{api} at {file}:{line}{many} reads {need} bytes of its input buffer (memory "
                f"from {_alloc_text(trace, al)}), but the copy before it, {copy_api} at "
                f"{_at(trace, copy)}, wrote only {covered} of them: the other {need - covered} "
@@ -396,8 +426,6 @@ def _short_copies(trace: Any) -> list[Finding]:
                f"{_at(trace, int(trace.allocs['call'][al]))}. Fix: copy the input's full size "
                "(convert the data to the model's shape and dtype first), or make the buffer "
                "and its data buffer exactly the size of the data you copy.")
-        alloc_call = int(trace.allocs["call"][al])
-        calls = (exe, copy, alloc_call)
         out.append(Finding("size_mismatch", "error", msg, file, line, calls,
                            {"allocs": (al,), "tasks": tuple(x[3] for x in items)},
                            tuple(site(trace, c) for c in calls)))
