@@ -374,6 +374,38 @@ def buggy() -> Trace:
     return trace
 
 
+def test_error_diamond_only_on_the_failing_call() -> None:
+    """A stream of context A used while context B is current fails (107003): its
+    wrong_context finding also names the calls that created the contexts and the stream;
+    they get the hollow 'involved' marker, the severity diamond stays on the failing call."""
+    with Session(watchdog=5.0) as s:
+        acl = acl_lab.install()
+        try:
+            assert acl.init() == ACL_SUCCESS
+            ctx_a = ok(acl.rt.create_context(0))
+            stream = ok(acl.rt.create_stream())
+            ctx_b = ok(acl.rt.create_context(0))
+            dev = ok(acl.rt.malloc(64, ACL_MEM_MALLOC_NORMAL_ONLY))
+            assert acl.rt.memset_async(dev, 64, 0, 64, stream) == 107003
+            trace = s.finish()
+            del ctx_a, ctx_b
+        finally:
+            acl_lab.uninstall()
+    (f,) = [f for f in trace.findings() if f.kind == "wrong_context"]
+    (failing,) = [int(c) for c in trace.calls_named("acl.rt.memset_async")]
+    others = [c for c in f.calls if c != failing]
+    assert others, "the finding names the creating calls"
+    fig = timeline(trace, findings=[f])
+    (own,) = by_role(fig, "finding")
+    (inv,) = by_role(fig, "finding_involved")
+    scale = fig.layout.meta["ns_per_unit"]
+    assert list(own.x) == [pytest.approx(trace.calls["start_ns"][failing] / scale)]
+    assert sorted(inv.x) == pytest.approx(sorted(trace.calls["start_ns"][c] / scale
+                                                 for c in others))
+    assert inv.marker.color == PlotStyle().involved_color != own.marker.color
+    assert inv.marker.symbol == "diamond-open"
+
+
 def test_findings_marked_at_their_calls_with_severity_colours(buggy: Trace) -> None:
     """One marker trace per severity; a marker at each involved call's start on its thread
     lane and at each involved task; hover is the first sentence."""

@@ -125,6 +125,7 @@ class PlotStyle:
         state_colors: memory-block state -> colour (``live``, ``freed``, ``leaked``).
         severity_colors: finding severity -> colour (``error``, ``warning``, ``info``).
         call_color: host API call bars.
+        involved_color: calls a finding names for context only (the hollow diamonds).
         error_row_color: the tint of a failed call's row in the call table.
         sync_color: the shading of a host thread blocked in a synchronize / wait.
         flow_color: call -> task arrows.
@@ -151,6 +152,8 @@ class PlotStyle:
     state_colors: Mapping[str, str] = field(default_factory=_state_colors)
     severity_colors: Mapping[str, str] = field(default_factory=_severity_colors)
     call_color: str = "#7a8ca3"
+    #: Calls a finding names for context only (not at fault): a neutral grey.
+    involved_color: str = "#6b6b6b"
     error_row_color: str = "rgba(192, 57, 43, 0.18)"
     sync_color: str = "rgba(228, 87, 86, 0.22)"
     flow_color: str = field(default_factory=_themed("rgba(90, 90, 90, 0.45)",

@@ -795,19 +795,24 @@ def _finding_markers(trace: Any, st: PlotStyle, win: _Window, findings: Sequence
     ``MAX_MARKS_PER_FINDING`` of each per finding)."""
     calls, tasks = trace.calls, trace.tasks
     points: dict[str, list[tuple[float, int, int, str]]] = {}
+    involved: list[tuple[float, int, int, str]] = []
     for fi, f in enumerate(findings):
         text = (f"<b>{html.escape(f.severity)}: {html.escape(f.kind)}</b><br>"
                 f"{html.escape(_first_sentence(f.message))}")
         if f.file:
             text += f"<br>{html.escape(format_site(f.file, f.line))}"
         pts = points.setdefault(f.severity, [])
+        own = _finding_own_calls(trace, f)
         for c in f.calls[:MAX_MARKS_PER_FINDING]:
             if not 0 <= c < calls.rows:
                 continue
             t = int(calls["start_ns"][c])
             lane = int(thread_lane[min(max(int(calls["thread"][c]), 0), len(thread_lane) - 1)])
             if lane >= 0 and win.lo <= t <= win.hi:
-                pts.append((t / win.scale, lane, fi, text))
+                if c in own:
+                    pts.append((t / win.scale, lane, fi, text))
+                else:
+                    involved.append((t / win.scale, lane, fi, "<i>involved in</i> " + text))
         for t_id in tuple(f.ids.get("tasks", ()))[:MAX_MARKS_PER_FINDING]:
             if not 0 <= t_id < tasks.rows:
                 continue
@@ -828,7 +833,29 @@ def _finding_markers(trace: Any, st: PlotStyle, win: _Window, findings: Sequence
                     "line": {"color": "white", "width": 1.5}},
             customdata=[p[2] for p in pts], hovertext=[p[3] for p in pts],
             hoverinfo="text", meta={"role": "finding", "severity": sev}))
+    if involved:
+        # calls a finding names for context (the create_context of a context_not_set, ...):
+        # a hollow grey diamond, so the severity colour marks only the calls at fault
+        out.append(go.Scatter(
+            x=[p[0] for p in involved], y=[p[1] for p in involved], mode="markers",
+            name="finding: involved call",
+            marker={"symbol": "diamond-open", "size": 11, "color": st.involved_color,
+                    "line": {"width": 1.5}},
+            customdata=[p[2] for p in involved], hovertext=[p[3] for p in involved],
+            hoverinfo="text", meta={"role": "finding_involved"}))
     return out
+
+
+def _finding_own_calls(trace: Any, f: Any) -> set[int]:
+    """The calls a finding's severity marker belongs on: those at its site, those that
+    failed, and those that queued one of its tasks; its other calls are context."""
+    calls = trace.calls
+    site = (f.file, f.line)
+    tasks = trace.tasks
+    queued = {int(tasks["call"][k]) for k in f.ids.get("tasks", ()) if 0 <= k < tasks.rows}
+    own = {c for c in f.calls if 0 <= c < calls.rows and (
+        c in queued or int(calls["ret"][c]) != 0 or trace.call_site(c) == site)}
+    return own or set(f.calls[:1])
 
 
 # --------------------------------------------------------------------------- layout
