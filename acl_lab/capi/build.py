@@ -88,7 +88,7 @@ def _param(text: str) -> Param:
         raise ValueError(f"acl_lab capi: cannot parse parameter {text!r}")
     ctype = " ".join(m.group("type").replace("*", " * ").split()).replace("* *", "**")
     if array:
-        ctype += " *"
+        ctype = (ctype + " *").replace("* *", "**")
     return Param(ctype, m.group("name"), _ffi_type(ctype))
 
 

@@ -1,0 +1,94 @@
+"""The headers and the bridge: every constant has the value acl_lab.constants (the CANN
+headers' values) gives it, every declared function calls the pyACL function of the same C
+name, and the C API commands print usable flags."""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import re
+import subprocess
+from pathlib import Path
+
+from acl_lab import acl, constants
+from acl_lab.capi import bridge, build
+
+from .conftest import acl_lab
+
+
+def _header_names() -> list[str]:
+    names: list[str] = []
+    for h in build.HEADERS:
+        text = re.sub(r"/\*.*?\*/", "", (build.INCLUDE_DIR / h).read_text(), flags=re.S)
+        names += re.findall(r"\b(ACL_[A-Z0-9_]+)\s*(?:=|\s\d)", text)
+        names += re.findall(r"^\s+(ACL_[A-Z0-9_]+),?\s*$", text, flags=re.M)
+    return sorted(set(names) - {"ACL_FUNC_VISIBILITY"})
+
+
+def test_every_header_constant_has_the_cann_value(libascendcl: Path, tmp_path: Path) -> None:
+    names = _header_names()
+    assert len(names) >= 72  # every enumerator, code and define of the headers
+    src = tmp_path / "consts.cpp"
+    body = "\n".join(f'    std::printf("{n} %lld\\n", (long long)({n}));' for n in names)
+    src.write_text('#include "acl/acl.h"\n#include "acl/ops/acl_dvpp.h"\n#include <cstdio>\n'
+                   f"int main() {{\n{body}\n    return 0;\n}}\n")
+    proc = acl_lab("cc", str(src), "-o", str(tmp_path / "consts"), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    out = subprocess.run([str(tmp_path / "consts")], capture_output=True, text=True,
+                         timeout=60, check=True).stdout
+    got = {k: int(v) for k, v in (line.split() for line in out.splitlines())}
+    want = {n: int(getattr(constants, n)) for n in names}
+    assert got == want
+
+
+def _pyacl_calls(fn: object) -> list[str]:
+    tree = ast.parse(inspect.getsource(fn))  # type: ignore[arg-type]
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            parts = []
+            f = node.func
+            while isinstance(f, ast.Attribute):
+                parts.append(f.attr)
+                f = f.value
+            if isinstance(f, ast.Name) and f.id == "A":
+                out.append(".".join(reversed(parts)))
+    return out
+
+
+def test_each_c_function_calls_the_pyacl_function_of_its_name() -> None:
+    funcs = build.functions()
+    assert len(funcs) >= 60
+    for f in funcs:
+        handler = getattr(bridge, f.name)
+        targets = sorted(set(_pyacl_calls(handler)))
+        assert len(targets) == 1, (f.name, targets)
+        obj: object = acl
+        for part in targets[0].split("."):
+            obj = getattr(obj, part)
+        assert getattr(obj, "__acl_cname__", None) == f.name, (f.name, targets[0])
+
+
+def test_cdef_and_shim_forward_every_parameter() -> None:
+    funcs = {f.name: f for f in build.functions()}
+    copy = funcs["aclrtMemcpyAsync"]
+    assert [p.name for p in copy.params] == ["dst", "destMax", "src", "count", "kind", "stream"]
+    assert [p.ffi_type for p in copy.params] == ["void *", "size_t", "void *", "size_t", "int",
+                                                 "void *"]
+    shim = build.shim_source(list(funcs.values()))
+    assert ("aclError aclrtMemcpyAsync(void *dst, size_t destMax, const void *src, size_t "
+            "count, aclrtMemcpyKind kind, aclrtStream stream) { return _lab_aclrtMemcpyAsync("
+            "__builtin_return_address(0), (void *)dst, destMax, (void *)src, count, kind, "
+            "(void *)stream); }") in shim
+    op = funcs["aclopExecuteV2"]
+    assert [p.ctype for p in op.params][2:4] == ["aclTensorDesc **", "aclDataBuffer **"]
+
+
+def test_config_prints_include_and_link_flags(libascendcl: Path, tmp_path: Path) -> None:
+    proc = acl_lab("config", "--cflags", "--libs", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    flags = proc.stdout.split()
+    assert flags[0] == f"-I{build.INCLUDE_DIR}"
+    assert (build.INCLUDE_DIR / "acl" / "acl.h").is_file()
+    assert f"-L{libascendcl.parent}" in flags and "-lascendcl" in flags
+    assert acl_lab("config", cwd=tmp_path).returncode == 2
