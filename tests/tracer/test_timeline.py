@@ -34,7 +34,7 @@ from acl_lab.tracer.checks import Finding
 from acl_lab.tracer.schema import TASK_KINDS
 from acl_lab.tracer.trace import Trace
 from acl_lab.tracer.views.style import PlotStyle
-from acl_lab.tracer.views.timeline import MAX_GL_FLOWS, timeline
+from acl_lab.tracer.views.timeline import MAX_GL_FLOWS, stream_names, timeline
 from benchmarks.bench_views_timeline import synthetic_trace
 from tests.acl.test_op import make_attr, prepare
 from tests.helpers import ok
@@ -144,9 +144,9 @@ def task_trace(fig: go.Figure, kind: str) -> Any:
 
 
 def stream_label(trace: Trace, handle: int) -> str:
-    """The label of the stream with ``handle``."""
+    """The lane name of the stream with ``handle``."""
     (row,) = np.nonzero(trace.objects["handle"] == handle)[0]
-    return trace.string(int(trace.objects["label"][row]))
+    return stream_names(trace)[int(row)]
 
 
 def ran(trace: Trace) -> np.ndarray:
@@ -173,6 +173,36 @@ def test_lanes_have_each_thread_and_stream(small: tuple[Trace, dict[str, int]]) 
     assert names.index("sync tasks (thread 0)") > names.index(stream_label(trace, handles["s2"]))
     assert fig.layout.meta["lanes"] == names
     assert list(fig.layout.yaxis.tickvals) == list(range(len(names)))
+
+
+def test_stream_lanes_named_by_creating_thread_and_line_in_creation_order() -> None:
+    """Three workers each create a stream, started last-first: the lanes say whose stream
+    it is and where it was made (not a handle), in creation order, worker-1 first."""
+    with Session(watchdog=5.0) as s:
+        acl = acl_lab.install()
+        try:
+            assert acl.init() == ACL_SUCCESS
+            ctx = ok(acl.rt.create_context(0))
+            line = sys._getframe().f_lineno + 4
+
+            def work() -> None:
+                assert acl.rt.set_context(ctx) == ACL_SUCCESS
+                st = ok(acl.rt.create_stream())
+                assert acl.rt.memset_async(dev, 64, 0, 64, st) == ACL_SUCCESS
+                assert acl.rt.synchronize_stream(st) == ACL_SUCCESS
+
+            dev = ok(acl.rt.malloc(64, ACL_MEM_MALLOC_NORMAL_ONLY))
+            workers = [threading.Thread(target=work, name=f"worker-{k}") for k in (1, 2, 3)]
+            for w in workers:
+                w.start()
+                w.join()
+            trace = s.finish()
+        finally:
+            acl_lab.uninstall()
+    names = [n for n in lanes(timeline(trace)) if n.startswith("stream")]
+    here = f"{__file__.rsplit('/', 1)[-1]}:{line}"
+    assert names == [f"stream · worker-{k} · {here}" for k in (1, 2, 3)]
+    assert not any("0x" in n for n in names)
 
 
 def test_bars_per_kind_equal_tasks_per_kind(small: tuple[Trace, dict[str, int]]) -> None:
@@ -428,8 +458,7 @@ def test_findings_marked_at_their_calls_with_severity_colours(buggy: Trace) -> N
     for tid in race.ids["tasks"]:
         lane = names.index(next(n for n in names if n.startswith("stream")
                                 and int(buggy.tasks["stream"][tid]) >= 0
-                                and n == buggy.string(int(buggy.objects["label"][
-                                    int(buggy.tasks["stream"][tid])]))))
+                                and n == stream_names(buggy)[int(buggy.tasks["stream"][tid])]))
         assert (pytest.approx(buggy.tasks["start_ns"][tid] / 1e3), lane) in pts
     hover = err.hovertext[list(err.customdata).index(ri)]
     first = re.split(r"(?<=[.!?])\s", race.message.strip(), maxsplit=1)[0]

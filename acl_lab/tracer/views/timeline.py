@@ -135,8 +135,9 @@ def timeline(trace: Any, *, threads: Iterable[int | str] | None = None,
         trace: a ``Trace`` (not modified).
         threads: keep only these host threads (row ids or names); their sync-copy lanes
             follow them.
-        streams: keep only these streams (handles, ``objects`` row ids or labels; ``"sync"``
-            keeps the sync-copy lanes, which a ``streams`` filter otherwise drops).
+        streams: keep only these streams (handles, ``objects`` row ids, labels or lane
+            names; ``"sync"`` keeps the sync-copy lanes, which a ``streams`` filter
+            otherwise drops).
         start_ns, end_ns: the time window (default: the whole trace); items overlapping it
             are drawn, the x axis is set to it.
         engines: add engine lanes (device-wide, whatever the stream filter).
@@ -236,7 +237,8 @@ def _stream_ids(trace: Any, streams: Iterable[int | str]) -> tuple[set[int], boo
             if s == "sync":
                 sync = True
                 continue
-            hits = [i for i, lab in labels.items() if lab == s]
+            names = stream_names(trace)  # the lane name a learner reads, or the label
+            hits = [i for i, lab in labels.items() if s in (lab, names.get(i))]
             if not hits:
                 raise ValueError(f"timeline: no stream labelled {s!r}")
             out.update(hits)
@@ -282,8 +284,8 @@ def _lanes(trace: Any, st: PlotStyle, threads: Iterable[int | str] | None,
 
     used = set(np.unique(tasks["stream"][tasks["stream"] >= 0]).tolist())
     wanted = used if keep_streams is None else keep_streams
-    stream_rows = [int(i) for i in np.nonzero(objs["kind"] == OBJ_STREAM)[0]
-                   if int(i) in wanted]
+    names = stream_names(trace)
+    stream_rows = [i for i in names if i in wanted]
     sync_mask = tasks["stream"] < 0
     sync_pairs: set[tuple[int, int]] = set()
     if keep_sync and sync_mask.any():
@@ -307,8 +309,7 @@ def _lanes(trace: Any, st: PlotStyle, threads: Iterable[int | str] | None,
                 for i in stream_rows:
                     if max(int(objs["device"][i]), 0) == d:
                         stream_lane[i] = len(lanes)
-                        lanes.append(_Lane(prefix + trace.string(int(objs["label"][i])),
-                                           "streams", d))
+                        lanes.append(_Lane(prefix + names[i], "streams", d))
             elif group == "sync_copies":
                 for dd, t in sorted(sync_pairs):
                     if dd == d:
@@ -323,6 +324,41 @@ def _lanes(trace: Any, st: PlotStyle, threads: Iterable[int | str] | None,
                         lanes.append(_Lane(f"dev {d} · {st.engine_labels.get(e, e)}",
                                            "engines", d))
     return lanes, thread_lane, stream_lane, sync_lane, engine_lane
+
+
+def stream_names(trace: Any) -> dict[int, str]:
+    """``objects`` row -> the name a learner can read, for every stream, in creation order.
+
+    A stream is named by the thread that created it and the line (``stream · worker-2 ·
+    cell In[5]:12``; ``#2``, ``#3`` ... when one line creates several), not by its handle,
+    which says nothing about who owns it. The order is the creation time on the virtual
+    clock, then the thread's name in natural order, so worker-2's stream comes before
+    worker-3's whichever thread the host happened to run first. A stream without a
+    recorded creating call keeps its label.
+    """
+    objs, calls, threads = trace.objects, trace.calls, trace.threads
+    rows = [int(i) for i in np.nonzero(objs["kind"] == OBJ_STREAM)[0]]
+    keyed: list[tuple[int, str, int, str]] = []
+    for i in rows:
+        c = int(objs["call"][i])
+        label = trace.string(int(objs["label"][i]))
+        if not 0 <= c < calls.rows:
+            keyed.append((1 << 62, "", i, label))
+            continue
+        th = int(calls["thread"][c])
+        who = trace.string(int(threads["name"][th])) if 0 <= th < threads.rows else str(th)
+        file, line = trace.call_site(c)
+        # virtual creation time first; at the same instant, worker-2 before worker-10
+        natural = re.sub(r"\d+", lambda m: m.group().zfill(12), who)
+        keyed.append((int(calls["start_ns"][c]), natural, i,
+                      f"stream · {who} · {format_site(file, line, short=True)}"))
+    keyed.sort()
+    out: dict[int, str] = {}
+    seen: dict[str, int] = {}
+    for _t, _who, i, name in keyed:
+        n = seen[name] = seen.get(name, 0) + 1
+        out[i] = name if n == 1 else f"{name} #{n}"
+    return out
 
 
 def _task_lanes(trace: Any, stream_lane: np.ndarray, sync_lane: np.ndarray) -> np.ndarray:
