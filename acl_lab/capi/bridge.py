@@ -538,6 +538,31 @@ def at_exit() -> None:
     _resolver.close()
 
 
+#: kind of the diagnostic (and finding) of a host access to a device address
+DEVICE_DEREFERENCE = "device_dereference"
+
+
+def device_fault(addr: Any, pc: Any) -> None:
+    """The C program read or wrote an emulated device address (the guard's fault handler):
+    record it at the faulting C line, write the trace and end like a SIGSEGV (the handler
+    exits)."""
+    a, where = _p(addr), _p(pc)
+    file, line = _resolver.resolve(where + 1) if where else ("<unknown>", 0)
+    msg = (f"the host read or wrote device address {a:#x} at {file}:{line}: device memory "
+           "(aclrtMalloc) is not host memory. Rule: the host reaches device memory only "
+           "through aclrtMemcpy; copy it into a host buffer first (on a real card this "
+           "read crashes or returns garbage).")
+    print(f"acl-lab: {file}:{line}: {msg}", file=sys.stderr)
+    s = current_session(create=False)
+    if s is not None and not _finished:
+        with s.lock:
+            th, cid, _ = s.api_enter("acl_lab.device_fault", 0, (a,), 0, file, line)
+            s.diag(cid, DEVICE_DEREFERENCE, msg, level=2)
+            s.api_exit(th, cid, -1)
+    at_exit()
+    sys.stderr.flush()
+
+
 def _on_error(exc: type[BaseException], value: BaseException, tb: Any) -> None:
     """An exception escaped a C entry point: a deadlock ends the program like ``acl-lab
     run`` ends a Python one (exit 1, the report, the trace written); anything else is
@@ -598,4 +623,8 @@ def bind(ffi: Any, lib: Any) -> None:
         kw: dict[str, Any] = {"error": _INTERNAL} if f.ret_ffi == "int" else {}
         ffi.def_extern(name=f"_lab_{f.name}", onerror=_on_error, **kw)(_entry(fn))
     ffi.def_extern(name="_lab_at_exit", onerror=_on_error)(at_exit)
+    ffi.def_extern(name="_lab_device_fault", onerror=_on_error)(device_fault)
     lib._lab_install_atexit()
+    if not os.environ.get("ACL_LAB_CAPI_NO_GUARD"):
+        from ..runtime.memory import DEVICE_BASE, DEVICE_END
+        lib._lab_guard_device(DEVICE_BASE, DEVICE_END)

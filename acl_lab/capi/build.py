@@ -114,16 +114,63 @@ def cdef_source(funcs: list[Function]) -> str:
         args = ", ".join(["void *ra"] + [f"{p.ffi_type} {p.name}" for p in f.params])
         lines.append(f"{f.ret_ffi} _lab_{f.name}({args});")
     lines.append("void _lab_at_exit(void);")
+    lines.append("void _lab_device_fault(void *addr, void *pc);")
     return "\n".join(lines) + "\n"
+
+
+#: C support code of the library: the exit hook, and the device window guard. The emulated
+#: device addresses are reserved inaccessible (PROT_NONE) so that a host dereference of a
+#: device pointer faults at once; the fault handler hands the faulting instruction to the
+#: bridge (a finding at the C line, the trace written) and ends the program as a SIGSEGV
+#: would. Any other fault goes to the handler that was there before.
+_SUPPORT = r"""
+static void lab_exit_hook(void) { _lab_at_exit(); }
+int _lab_install_atexit(void) { return atexit(lab_exit_hook); }
+
+static uintptr_t lab_dev_lo, lab_dev_hi;
+static struct sigaction lab_old_segv, lab_old_bus;
+
+static void lab_on_fault(int sig, siginfo_t *si, void *ucv) {
+    uintptr_t a = (uintptr_t)si->si_addr;
+    if (a >= lab_dev_lo && a < lab_dev_hi) {
+        void *pc = 0;
+#if defined(__x86_64__)
+        pc = (void *)((ucontext_t *)ucv)->uc_mcontext.gregs[REG_RIP];
+#elif defined(__aarch64__)
+        pc = (void *)((ucontext_t *)ucv)->uc_mcontext.pc;
+#endif
+        _lab_device_fault(si->si_addr, pc);
+        _exit(128 + sig);
+    }
+    sigaction(sig, sig == SIGSEGV ? &lab_old_segv : &lab_old_bus, NULL);
+}
+
+int _lab_guard_device(uintptr_t lo, uintptr_t hi) {
+    void *p = mmap((void *)lo, hi - lo, PROT_NONE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
+    int reserved = p == (void *)lo;
+    if (!reserved && p != MAP_FAILED) munmap(p, hi - lo);
+    struct sigaction sa;
+    sa.sa_sigaction = lab_on_fault;
+    sa.sa_flags = SA_SIGINFO;
+    sigemptyset(&sa.sa_mask);
+    lab_dev_lo = lo;
+    lab_dev_hi = hi;
+    sigaction(SIGSEGV, &sa, &lab_old_segv);
+    sigaction(SIGBUS, &sa, &lab_old_bus);
+    return reserved;
+}
+"""
 
 
 def shim_source(funcs: list[Function]) -> str:
     """C definitions of the public API: each forwards to its embedded Python function with
     the caller's return address first (resolved to the caller's file:line in the trace)."""
-    out = ['#include <stdlib.h>', '#include "acl/acl.h"', '#include "acl/ops/acl_dvpp.h"', ""]
+    out = ["#define _GNU_SOURCE", "#include <signal.h>", "#include <stdlib.h>",
+           "#include <sys/mman.h>", "#include <ucontext.h>", "#include <unistd.h>",
+           '#include "acl/acl.h"', '#include "acl/ops/acl_dvpp.h"', ""]
     out.append(cdef_source(funcs))
-    out.append("static void lab_exit_hook(void) { _lab_at_exit(); }\n"
-               "int _lab_install_atexit(void) { return atexit(lab_exit_hook); }\n")
+    out.append(_SUPPORT)
     for f in funcs:
         params = ", ".join(f"{p.ctype} {p.name}".replace("* ", "*") for p in f.params) \
             or "void"
@@ -192,8 +239,9 @@ def build(force: bool = False, verbose: bool = False) -> Path:
         shim.write_text(shim_source(funcs), encoding="utf-8")
         ffib = cffi.FFI()
         ffib.embedding_api(cdef_source(funcs))
-        ffib.cdef("int _lab_install_atexit(void);")
-        ffib.set_source("_acl_lab_capi", "int _lab_install_atexit(void);\n",
+        support = "int _lab_install_atexit(void);\nint _lab_guard_device(uintptr_t, uintptr_t);\n"
+        ffib.cdef(support)
+        ffib.set_source("_acl_lab_capi", support,
                         sources=[str(shim)], include_dirs=[str(INCLUDE_DIR)],
                         extra_compile_args=["-g", "-O1", "-Wall",
                                             "-Werror=implicit-function-declaration"],

@@ -135,3 +135,19 @@ def test_callback_runs_in_the_subscribed_c_thread(libascendcl: Path, tmp_path: P
     assert out[4] == "count 1"
     assert int(trace.calls["ret"][trace.calls_named("acl.rt.launch_callback")[0]]) == 0
     assert not [f for f in summary["findings"] if f["severity"] == "error"]
+
+
+def test_device_pointer_dereference_is_a_finding_at_its_c_line(libascendcl: Path,
+                                                               tmp_path: Path) -> None:
+    binary = compile_program("device_deref", tmp_path)
+    proc, trace, summary = run_traced(binary, cwd=tmp_path, tag="c")
+    assert proc.returncode == 128 + 11  # ends as a SIGSEGV would, after the report
+    assert "not reached" not in proc.stdout
+    at = (str(PROGRAMS / "device_deref.cpp"), line_of("device_deref", "DEVICE-WRITE"))
+    found = [(f["kind"], f["file"], f["line"]) for f in summary["findings"]]
+    assert ("device_dereference", *at) in found
+    assert f"{at[0]}:{at[1]}" in proc.stderr
+    # the allocation it wrote into is still reported as leaked: nothing was lost
+    assert "leak" in {f["kind"] for f in summary["findings"]}
+    assert summary["exit_code"] == 139
+    assert trace.call_name(trace.calls.rows - 1) == "acl_lab.exit"
