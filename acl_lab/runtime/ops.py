@@ -37,7 +37,8 @@ Gelu, Sigmoid, Tanh, SoftmaxV2/Softmax, LayerNorm, Conv2D,   f32 f16
 AvgPool, GlobalAveragePool
 MatMul(V2), BatchMatMul(V2)                                  f32 f16, i8 -> i32
 Cast, Transpose, TransposeD, Reshape, Flatten, ConcatD/      any
-Concat
+Concat, Slice
+ArgMaxV2                                                     f32 f16 i32 i8 -> i32/i64
 ==========================================================  ================================
 """
 
@@ -1218,5 +1219,92 @@ def _register_aipp() -> None:
             _out_cost(FLOPS_AIPP), AIPP_DEFAULTS)
 
 
+# ============================================================================ Slice, ArgMaxV2
+# The operators the public samples' single-op models name (Ascend/samples python/:
+# 4_op_dev/2_verify_op/acl_execute_slice/src/slice.json and the classification sample's
+# op_models/op_list.json), with GE's prototypes: Slice(x, offsets, size) -> y and
+# ArgMaxV2(x, dimension) -> y with attr ``dtype``.
+def _slice_bounds(name: str, specs: Sequence[TensorSpec],
+                  attrs: dict[str, Any]) -> list[tuple[int, int]]:
+    x = specs[0]
+    rank = len(x.shape)
+    offsets = _const_input(name, specs, attrs, 1, "offsets")
+    sizes = _const_input(name, specs, attrs, 2, "size")
+    if len(offsets) != rank or len(sizes) != rank:
+        _fail(name, f"offsets ({len(offsets)} values) and size ({len(sizes)}) must give one "
+                    f"value per dimension of input 0 {_dims(x.shape)}", INVALID_PARAM)
+    out = []
+    for d, (off, n, dim) in enumerate(zip(offsets, sizes, x.shape, strict=True)):
+        n = int(dim) - off if n == -1 else n  # size -1: to the end of the dimension
+        if off < 0 or n < 0 or off + n > int(dim):
+            _fail(name, f"dimension {d}: offset {off} and size {sizes[d]} leave the input's "
+                        f"{dim} elements", INVALID_PARAM)
+        out.append((off, off + n))
+    return out
+
+
+def _slice_infer(specs: list[TensorSpec], attrs: dict[str, Any]) -> list[TensorSpec]:
+    _check_count("Slice", len(specs), 3, 3)
+    _common_dtype("Slice", specs, ANY, (0,))
+    bounds = _slice_bounds("Slice", specs, attrs)
+    return [TensorSpec(specs[0].dtype, tuple(hi - lo for lo, hi in bounds), specs[0].format)]
+
+
+def _k_slice(arrays: list[np.ndarray], attrs: dict[str, Any]) -> list[np.ndarray]:
+    """Slice: ``x[offsets[i] : offsets[i] + size[i]]`` in every dimension (size -1: to the
+    end). offsets and size are const int32/int64 inputs, one value per dimension."""
+    specs = [TensorSpec(a.dtype.name, tuple(a.shape)) for a in arrays]
+    bounds = _slice_bounds("Slice", specs, {**attrs, "__consts__": {1: arrays[1],
+                                                                     2: arrays[2]}})
+    return [np.ascontiguousarray(arrays[0][tuple(slice(lo, hi) for lo, hi in bounds)])]
+
+
+#: ArgMaxV2 output types (GE: y is int32 or int64)
+ARGMAX_TYPES = {3: "int32", 9: "int64"}
+
+
+def _argmax_axis(name: str, specs: Sequence[TensorSpec], attrs: dict[str, Any]) -> int:
+    values = _const_input(name, specs, attrs, 1, "dimension")
+    if len(values) != 1:
+        _fail(name, f"input 1 (dimension) must hold one axis, got {values}", INVALID_PARAM)
+    return _axis(name, values[0], len(specs[0].shape), "dimension")
+
+
+def _argmax_infer(specs: list[TensorSpec], attrs: dict[str, Any]) -> list[TensorSpec]:
+    _check_count("ArgMaxV2", len(specs), 2, 2)
+    _common_dtype("ArgMaxV2", specs, NUMERIC, (0,))
+    x = specs[0]
+    if not x.shape:
+        _fail("ArgMaxV2", "input 0 must have at least one dimension")
+    axis = _argmax_axis("ArgMaxV2", specs, attrs)
+    dtype = ARGMAX_TYPES.get(_int_attr("ArgMaxV2", attrs, "dtype"))
+    if dtype is None:
+        _fail("ArgMaxV2", f"attr dtype {attrs['dtype']} is not int32 (3) or int64 (9)",
+              INVALID_PARAM)
+    shape = tuple(int(d) for i, d in enumerate(x.shape) if i != axis) or (1,)
+    return [TensorSpec(dtype, shape, x.format)]
+
+
+def _k_argmax(arrays: list[np.ndarray], attrs: dict[str, Any]) -> list[np.ndarray]:
+    """ArgMaxV2: the index of the largest element along ``dimension`` (a const input), the
+    first one on ties; NaN counts as largest (numpy). The dimension is removed; a 1-D input
+    gives shape [1], as the public classification sample's compiled op (op_list.json:
+    x [1000] -> y [1]). Differs: the ``dtype`` attr defaults to int32 (3), the type that
+    sample's op is compiled for without setting the attr (GE's prototype default is int64)."""
+    specs = [TensorSpec(a.dtype.name, tuple(a.shape)) for a in arrays]
+    axis = _argmax_axis("ArgMaxV2", specs, {**attrs, "__consts__": {1: arrays[1]}})
+    x = _f32(arrays[0]) if arrays[0].dtype.kind == "f" else arrays[0]
+    y = np.argmax(x, axis=axis).astype(ARGMAX_TYPES[int(attrs["dtype"])])
+    return [y.reshape(-1) if y.ndim == 0 else y]
+
+
+def _register_sample_ops() -> None:
+    _define("Slice", (3, 3), 1, ANY, _slice_infer, _k_slice, _out_cost(FLOPS_MOVE),
+            const_inputs=(1, 2))
+    _define("ArgMaxV2", (2, 2), 1, NUMERIC, _argmax_infer, _k_argmax, _in_cost(FLOPS_REDUCE),
+            {"dtype": 3}, const_inputs=(1,))
+
+
 _register_all()
 _register_aipp()
+_register_sample_ops()

@@ -131,6 +131,9 @@ def _case(name: str, s: int, dtype: str | None = None) -> tuple[Arrays, dict[str
         "ReduceMean": lambda: ([rand((s, 4, 5), f), np.array([0, 2], np.int64)], {}),
         "ReduceSumD": lambda: ([rand((s, 4, 5), f)], {"axes": [0, 2]}),
         "ReduceMeanD": lambda: ([rand((s, 4, 5), f)], {"axes": [-1], "keep_dims": True}),
+        "Slice": lambda: ([rand((s + 2, 6), f), np.array([1, 2], np.int32),
+                           np.array([s + 1, -1], np.int32)], {}),
+        "ArgMaxV2": lambda: ([rand((s, 7), f), np.array([1], np.int32)], {}),
         # an NV12 picture of 2(s+1) x 4(s+1) pixels: Y rows, then half as many UV rows
         "Aipp": lambda: ([np.random.default_rng(s).integers(
             0, 256, (1, 3 * (s + 1), 4 * (s + 1)), dtype=np.uint8)], {}),
