@@ -13,12 +13,13 @@ from typing import Any
 import pytest
 
 from acl_lab.capi import build
+from acl_lab.runtime.memory import DEVICE_END
 from acl_lab.tracer.trace import Trace
 
 PROGRAMS = Path(__file__).parent / "programs"
-#: raw host addresses (C stack/heap, numpy buffers, malloc_host) are above this; handles
-#: and emulated device addresses are below it
-HOST_ADDRESS_MIN = 1 << 44
+#: raw host addresses (C stack/heap, numpy buffers, malloc_host) are above the emulated
+#: device window; handles and device addresses are below its end
+HOST_ADDRESS_MIN = DEVICE_END
 
 
 @pytest.fixture(scope="session")
