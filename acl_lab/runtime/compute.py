@@ -204,11 +204,21 @@ def _op_attrs(s: Session, op: OpDef, attr: int) -> dict[str, Any]:
     return values
 
 
-def _read_host_const(s: Session, desc: TensorDesc, buf: Any) -> np.ndarray | None:
-    """Data of a const input: set_tensor_const bytes, or host memory by placement."""
+def _read_host_const(s: Session, desc: TensorDesc, buf: Any,
+                     board: bool = False) -> np.ndarray | None:
+    """Data of a const input: set_tensor_const bytes, or host memory by placement; with
+    ``board`` (an input the op needs as a constant, in the device run mode) whatever the
+    buffer holds when the op is queued: on the board the compiled op reads such an input
+    (Slice's offsets and size in the public Slice sample) from memory shared with the host."""
     spec = desc.spec()
     if desc.const is not None:
         return np.frombuffer(desc.const, dtype=spec.dtype)[:spec.size].reshape(spec.shape)
+    if board and s.run_mode == "device" and buf is not None and buf.addr and \
+            buf.size >= spec.nbytes:
+        r = s._resolve(buf.addr, spec.nbytes, "const input")
+        off = buf.addr - r.addr
+        return np.frombuffer(r.buf[off:off + spec.nbytes].tobytes(),
+                             dtype=spec.dtype).reshape(spec.shape)
     if desc.placement == ACL_MEMTYPE_HOST and buf is not None:
         r = s._resolve(buf.addr, spec.nbytes, "host input")
         if r.kind not in (HOST_PINNED, HOST_PAGEABLE):
@@ -257,7 +267,7 @@ def _queue_kernel(s: Session, th: HostThread, cid: int, st: Any, op: OpDef,
         in_specs = [d.spec() for d in ind]
         consts: dict[int, np.ndarray] = {}
         for i, d in enumerate(ind):
-            c = _read_host_const(s, d, inb[i])
+            c = _read_host_const(s, d, inb[i], i in op.const_inputs)
             if c is not None:
                 consts[i] = c
             elif i in op.const_inputs:
@@ -274,7 +284,9 @@ def _queue_kernel(s: Session, th: HostThread, cid: int, st: Any, op: OpDef,
                                    "compiled op matches")
     t = Task(TaskKind.KERNEL, st, cid, th.clock, Engine.AICORE, 0)
     t.label = op.name
-    device_kinds = (DEVICE, DVPP)
+    # In the device run mode (RC, on the board) host memory is device memory too.
+    device_kinds = (DEVICE, DVPP) if s.run_mode == "host" else (DEVICE, DVPP, HOST_PINNED,
+                                                                HOST_PAGEABLE)
     for i, spec in enumerate(in_specs):
         if i in consts:
             continue

@@ -560,7 +560,8 @@ def _io_region(s: Session, addr: int, what: str) -> Any:
     if addr == 0:
         raise AclError(100000, f"{what} has a null data buffer")
     r = _resolve_start(s, addr, what)
-    if r.kind in (HOST_PINNED, HOST_PAGEABLE):
+    # In the device run mode (RC, on the board) host memory is device memory too.
+    if r.kind in (HOST_PINNED, HOST_PAGEABLE) and s.run_mode == "host":
         raise AclError(100000, f"{what} points at host memory: model inputs and outputs must "
                                "be device memory (acl.rt.malloc), copy the data there first")
     return r

@@ -89,3 +89,34 @@ def test_costs_count_the_bytes_moved() -> None:
     ins2 = [TensorSpec("float16", (1000,)), TensorSpec("int32", (1,))]
     flops, nbytes = am.cost(ins2, [TensorSpec("int32", (1,))], {})
     assert flops == 1000 and nbytes == 2000 + 4 + 4
+
+
+def test_slice_on_the_board_takes_host_buffers_as_the_sample_does() -> None:
+    """In the device run mode (RC), the Slice sample's way works: every input in host memory
+    (bytes_to_ptr), the output read straight from device memory with ptr_to_bytes."""
+    import acl_lab
+    from acl_lab.runtime.session import Session
+    with Session(watchdog=2.0, run_mode="device"):
+        acl = acl_lab.install()
+        try:
+            assert acl.init() == 0 and acl.rt.set_device(0) == 0
+            stream, _ = acl.rt.create_stream()
+            descs = [acl.create_tensor_desc(1, [6, 8], 2), acl.create_tensor_desc(3, [2], 2),
+                     acl.create_tensor_desc(3, [2], 2)]
+            out_desc = acl.create_tensor_desc(1, [2, 8], 2)
+            size = acl.get_tensor_desc_size(out_desc)
+            dev, _ = acl.rt.malloc(size, 0)
+            x = np.arange(48, dtype=np.float16).reshape(6, 8)
+            keep = [x.tobytes(), np.array([3, 0], np.int32).tobytes(),
+                    np.array([2, 8], np.int32).tobytes()]
+            bufs = [acl.create_data_buffer(acl.util.bytes_to_ptr(b), len(b)) for b in keep]
+            attr = acl.op.create_attr()
+            handle, ret = acl.op.create_handle("Slice", descs, [out_desc], attr)
+            assert ret == 0
+            out = acl.create_data_buffer(dev, size)
+            assert acl.op.execute_with_handle(handle, bufs, [out], stream) == 0
+            assert acl.rt.synchronize_stream(stream) == 0
+            got = np.frombuffer(acl.util.ptr_to_bytes(dev, size), np.float16).reshape(2, 8)
+            np.testing.assert_array_equal(got, x[3:5])
+        finally:
+            acl_lab.uninstall()
