@@ -3,8 +3,12 @@
 A ``Trace`` is what ``Session.trace()`` and ``Trace.load`` return. Its tables are read-only
 numpy columns (``trace.calls["start_ns"]``); views and checks read them and never write.
 ``.acltrace`` files are versioned JSON (gzip-compressed when large), validated strictly on
-load: every table, column, type and id reference is checked and a bad file raises
-``ValueError`` naming the field. Nothing is ever unpickled.
+load: every table, column, type and id reference is checked, every value against the domain
+``schema`` declares for its column (enum members, ranges, required references, row spans
+computed without int64 overflow, device numbers below the trace's device count) and the typed
+meta entries against ``schema.META``, so whatever loads, every check, view and export can use;
+a bad file raises ``ValueError`` naming table, column, row and problem. Files are read (and
+gzip inflated) in chunks under a size cap. Nothing is ever unpickled.
 """
 
 from __future__ import annotations

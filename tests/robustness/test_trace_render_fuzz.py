@@ -57,7 +57,7 @@ LONG = os.environ.get("HYPOTHESIS_PROFILE", "default") == "long"
 pytestmark = pytest.mark.timeout(3600 if LONG else 600)
 #: Examples of the property test: few by default (each renders a report), many with
 #: HYPOTHESIS_PROFILE=long.
-RENDER_EXAMPLES = 1_000 if LONG else 25
+RENDER_EXAMPLES = 300 if LONG else 25
 RENDER = settings(max_examples=RENDER_EXAMPLES, deadline=None, derandomize=not LONG,
                   suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 N = 4096

@@ -279,6 +279,13 @@ def _negative_arg_start(doc: dict[str, Any]) -> None:
     calls["arg_start"][i] = -1
 
 
+def _arg_span_overflows(doc: dict[str, Any]) -> None:
+    # start + count wraps int64 to a negative end: the span check must not add them.
+    calls = doc["tables"]["calls"]
+    i = max(range(len(calls["arg_count"])), key=lambda c: calls["arg_count"][c])
+    calls["arg_start"][i] = (1 << 63) - 1
+
+
 def _str_arg_past_strings(doc: dict[str, Any]) -> None:
     args = doc["tables"]["args"]
     args["kind"][0] = schema.ARG_STR
@@ -313,6 +320,19 @@ BAD_DOCS: dict[str, tuple[Mutation, tuple[str, ...]]] = {
     "args past the args table": (_args_past_end, ("tables.calls", "args", "past")),
     "negative arg_start": (_negative_arg_start, ("tables.calls",)),
     "string arg past strings": (_str_arg_past_strings, ("tables.args.value[0]", "string")),
+    "arg span overflowing int64": (_arg_span_overflows, ("tables.calls", "arg_start", "past")),
+    "task kind past the kinds": (_set(("tables", "tasks", "kind", 0), len(schema.TASK_KINDS)),
+                                 ("tables.tasks.kind[0]", "range")),
+    "object kind not a kind": (_set(("tables", "objects", "kind", 0), 10),
+                               ("tables.objects.kind[0]", "not a known")),
+    "device past device_count": (_set(("tables", "allocs", "device", 0), 1),
+                                 ("tables.allocs.device[0]", "device")),
+    "required reference -1": (_set(("tables", "tasks", "call", 0), -1),
+                              ("tables.tasks.call[0]", "calls")),
+    "meta device_count a string": (_set(("meta", "device_count"), "1"),
+                                   ("meta.device_count", "integer")),
+    "meta virtual time negative": (_set(("meta", "virtual_time_ns"), -1),
+                                   ("meta.virtual_time_ns", "range")),
     "meta nested object": (_set(("meta", "extra"), {"a": 1}), ("meta.extra",)),
     "meta nested list": (_set(("meta", "extra"), [1, 2]), ("meta.extra",)),
     "strings not strings": (_append(("strings",), 5), ("'strings'",)),
