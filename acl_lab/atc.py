@@ -15,8 +15,11 @@ E-coded messages and status 255. Failure messages go to stderr.
 What is emulated and what is not:
 
 * only ``--framework=5`` (ONNX); Caffe (0), MindSpore (1) and TensorFlow (3) are not;
-* only ``--mode=0`` (build a model); ``--singleop``, AIPP, ``--out_nodes`` and dynamic
-  image size / dims are refused with a clear message;
+* only ``--mode=0`` (build a model); AIPP, ``--out_nodes`` and dynamic image size / dims
+  are refused with a clear message;
+* ``--singleop=JSON --output=DIR`` checks each op of the list against the emulated op
+  registry and writes one ``.om`` per op (acl_lab's own JSON, not a real kernel) into DIR,
+  for ``acl.op.set_model_dir``; the emulated ops run with or without it;
 * ``--precision_mode`` and ``--log`` are checked and recorded but the emulator always
   computes in the model's own dtypes (real ATC's default ``force_fp16`` runs convolutions
   and matrix products in fp16 on the NPU, so real results differ slightly);
@@ -69,6 +72,11 @@ Required:
   --output            Path and file-name prefix of the output; ".om" is appended.
   --soc_version       Target chip, e.g. Ascend310, Ascend310P3, Ascend910B1.
 
+Single operators (instead of --model/--framework):
+  --singleop          A JSON list of ops ("op", "input_desc", "output_desc", "attr"); with
+                      --output=DIR each op becomes DIR/<n>_<op>_<types, formats, dims>.om
+                      for acl.op.set_model_dir(DIR).
+
 Options:
   --input_shape       "name:d0,d1,...;name2:d0,..." fixes input shapes (quote it in the
                       shell). -1 in dim 0 marks the dynamic batch (needs --dynamic_batch_size).
@@ -95,7 +103,7 @@ _REQUIRED_HINT = ("Another possible reason is that the values of some parameters
 
 _FLAGS = {"model", "framework", "output", "soc_version", "input_shape", "input_format",
           "output_type", "dynamic_batch_size", "log", "precision_mode", "precision_mode_v2",
-          "mode", "weight"}
+          "mode", "weight", "singleop"}
 #: real flags accepted with a warning: they tune code generation, which is not emulated
 _IGNORED = {"host_env_os", "host_env_cpu", "op_select_implmode", "optypelist_for_implmode",
             "buffer_optimize", "enable_small_channel", "fusion_switch_file",
@@ -104,7 +112,7 @@ _IGNORED = {"host_env_os", "host_env_cpu", "op_select_implmode", "optypelist_for
             "disable_reuse_memory", "op_precision_mode", "auto_tune_mode", "sparsity",
             "external_weight", "compression_optimize_conf", "allow_hf32", "oo_level"}
 #: real flags whose feature the emulator does not have
-_NOT_EMULATED = {"singleop", "out_nodes", "insert_op_conf", "input_fp16_nodes",
+_NOT_EMULATED = {"out_nodes", "insert_op_conf", "input_fp16_nodes",
                  "dynamic_image_size", "dynamic_dims", "om", "json", "input_shape_range",
                  "is_input_adjust_hw_layout", "is_output_adjust_hw_layout", "dump_mode",
                  "check_report", "input_hint_shape", "is_weight_clip", "enable_scope_fusion_passes"}
@@ -969,9 +977,106 @@ def convert_onnx(model_path: str, *, soc_version: str, name: str | None = None,
     return model
 
 
+# ------------------------------------------------------------------------- single ops
+#: single-op JSON formats and types (ATC's --singleop description: "format", "shape",
+#: "type" per tensor; aclFormat numbers as in acl.create_tensor_desc)
+_SINGLEOP_FORMATS = {"ND": 2, "NCHW": 0, "NHWC": 1}
+_SINGLEOP_FILE = "acl_lab-singleop"
+
+
+def _singleop_tensor(op: str, i: int, side: str, d: Any) -> tuple[TensorSpec, int, Any]:
+    where = f"op {op!r} {side} {i}"
+    if not isinstance(d, dict):
+        raise AtcError(_e10001(str(d), "singleop", f"{where} must be an object"))
+    dtype, fmt, shape = d.get("type"), d.get("format", "ND"), d.get("shape")
+    if dtype not in NUMPY_TO_ACL:
+        raise AtcError(_e10001(str(dtype), "singleop", f"{where}: type must be one of "
+                               + ", ".join(sorted(NUMPY_TO_ACL))))
+    if fmt not in _SINGLEOP_FORMATS:
+        raise AtcError(_e10001(str(fmt), "singleop", f"{where}: format must be ND, NCHW or "
+                               "NHWC"))
+    if not isinstance(shape, list) or not all(isinstance(x, int) and x >= 0 for x in shape):
+        raise AtcError(_e10001(str(shape), "singleop", f"{where}: shape must be a list of "
+                               "non-negative integers"))
+    const = None
+    if d.get("is_const"):
+        const = np.asarray(d.get("const_value", []), dtype=dtype).reshape(shape)
+    return TensorSpec(dtype, tuple(shape), _SINGLEOP_FORMATS[fmt]), _SINGLEOP_FORMATS[fmt], const
+
+
+def _run_singleop(flags: dict[str, str]) -> str:
+    """``--singleop=JSON --output=DIR``: check each op of the list against the emulated
+    registry (its type, input count, dtypes and, when every const input is given, the output
+    descs its shape inference gives) and write one ``.om`` per op into DIR, named as ATC
+    names them (index, op type, then each tensor's data type, format and dims). Returns DIR.
+    """
+    import json
+
+    path, out_dir = flags["singleop"], flags.get("output", "")
+    missing = [f for f in ("output", "soc_version") if not flags.get(f)]
+    if missing:
+        raise AtcError(*[_e10054(f) for f in missing])
+    try:
+        with open(path, encoding="utf-8") as f:
+            ops = json.load(f)
+    except OSError as e:
+        raise AtcError(_e10001(path, "singleop", f"cannot read it: {e.strerror}")) from None
+    except ValueError as e:
+        raise AtcError(_e10001(path, "singleop", f"it is not JSON: {e}")) from None
+    if not isinstance(ops, list) or not ops:
+        raise AtcError(_e10001(path, "singleop", "it must be a non-empty list of ops"))
+    files: list[tuple[str, dict[str, Any]]] = []
+    for n, entry in enumerate(ops):
+        if not isinstance(entry, dict) or not isinstance(entry.get("op"), str):
+            raise AtcError(_e10001(path, "singleop", f"entry {n} has no \"op\" type"))
+        name = entry["op"]
+        try:
+            opdef = get_op(name)
+        except OpError as e:
+            raise AtcError(f"E19010: op {name!r} of entry {n}: {e.message}") from None
+        ins = [_singleop_tensor(name, i, "input_desc", d)
+               for i, d in enumerate(entry.get("input_desc", []))]
+        outs = [_singleop_tensor(name, i, "output_desc", d)
+                for i, d in enumerate(entry.get("output_desc", []))]
+        attrs = {a["name"]: a.get("value") for a in entry.get("attr", [])
+                 if isinstance(a, dict) and "name" in a}
+        consts = {i: c for i, (_, _, c) in enumerate(ins) if c is not None}
+        if all(i in consts for i in opdef.const_inputs):
+            try:
+                want = opdef.infer([t[0] for t in ins], {**attrs, "__consts__": consts})
+            except OpError as e:
+                raise AtcError(f"E19010: op {name!r} of entry {n} does not compile: "
+                               f"{e.message}") from None
+            got = [t[0] for t in outs]
+            if [(w.dtype, tuple(w.shape)) for w in want] != [(g.dtype, tuple(g.shape))
+                                                           for g in got]:
+                raise AtcError(f"E19010: op {name!r} of entry {n}: its output_desc "
+                               f"{[(g.dtype, list(g.shape)) for g in got]} is not what it "
+                               f"computes, {[(w.dtype, list(w.shape)) for w in want]}")
+        parts = [str(n), name]
+        for spec, fmt, _ in ins + outs:
+            parts += [str(NUMPY_TO_ACL[spec.dtype]), str(fmt), *map(str, spec.shape)]
+        doc = {"format": _SINGLEOP_FILE, "op": name, "soc_version": flags["soc_version"],
+               "inputs": [[t[0].dtype, list(t[0].shape), t[1]] for t in ins],
+               "outputs": [[t[0].dtype, list(t[0].shape), t[1]] for t in outs],
+               "attrs": attrs}
+        files.append(("_".join(parts) + ".om", doc))
+    try:
+        os.makedirs(out_dir, exist_ok=True)
+        for fname, doc in files:
+            with open(os.path.join(out_dir, fname), "w", encoding="utf-8") as f:
+                json.dump(doc, f)
+    except OSError as e:
+        raise AtcError(_e10001(out_dir, "output", f"cannot write there: {e.strerror}")
+                       ) from None
+    return out_dir
+
+
 # ------------------------------------------------------------------------- main
 def _run(flags: dict[str, str], warnings: list[str]) -> str:
     """Validate the flags, convert and write the model; returns the output path."""
+    if flags.get("singleop"):
+        return _run_singleop(flags)
     missing = [f for f in ("model", "output", "soc_version") if not flags.get(f)]
     errors = [_e10054(f) for f in missing]
     mode = flags.get("mode", "0") or "0"

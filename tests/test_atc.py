@@ -397,7 +397,7 @@ def test_flag_value_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
         "--input_format=NHWC": "NCHW, NCDHW or ND",
         "--log=verbose": "--log",
         "--mode=1": "only --mode=0",
-        "--singleop=ops.json": "does not emulate",
+        "--singleop=ops.json": "cannot read it",
         "--no_such_flag=1": "unknown command line flag 'no_such_flag'",
     }
     for flag, text in cases.items():

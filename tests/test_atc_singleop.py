@@ -1,0 +1,95 @@
+"""``acl-lab atc --singleop=JSON --output=DIR`` (issue 12 §2): the operator samples compile
+their ops offline and point ``acl.op.set_model_dir`` at DIR. Each op of the list is checked
+against the emulated registry (type, dtypes and, with its const inputs given, the output
+desc its shape inference gives) and written as one ``.om`` named as ATC names it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from types import ModuleType
+
+import numpy as np
+import pytest
+
+from acl_lab import atc
+from tests.acl.test_op import run_op
+
+ADD = [{"op": "Add",
+        "input_desc": [{"format": "ND", "shape": [8, 16], "type": "int32"}] * 2,
+        "output_desc": [{"format": "ND", "shape": [8, 16], "type": "int32"}]}]
+ARGMAX = [{"op": "ArgMaxV2",
+           "input_desc": [{"format": "ND", "shape": [1000], "type": "float16"},
+                          {"format": "ND", "shape": [1], "type": "int32", "is_const": True,
+                           "const_value": [0]}],
+           "output_desc": [{"format": "ND", "shape": [1], "type": "int32"}]}]
+
+
+def compile_ops(tmp_path: Path, ops: list, capsys: pytest.CaptureFixture[str]
+                ) -> tuple[int, Path, str]:
+    """Run atc --singleop on ``ops``; (exit code, output dir, stderr)."""
+    spec = tmp_path / "ops.json"
+    spec.write_text(json.dumps(ops), encoding="utf-8")
+    out = tmp_path / "op_models"
+    code = atc.main([f"--singleop={spec}", "--soc_version=Ascend310", f"--output={out}"])
+    return code, out, capsys.readouterr().err
+
+
+def test_add_compiles_to_one_om_named_as_atc_names_it(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The Add sample's add_op.json: exit 0 and 0_Add_3_2_8_16_3_2_8_16_3_2_8_16.om
+    (index, type, then data type 3 = int32, format 2 = ND and dims of every tensor)."""
+    code, out, err = compile_ops(tmp_path, ADD, capsys)
+    assert code == 0, err
+    assert [p.name for p in out.iterdir()] == ["0_Add_3_2_8_16_3_2_8_16_3_2_8_16.om"]
+    doc = json.loads(next(out.iterdir()).read_text(encoding="utf-8"))
+    assert doc["op"] == "Add" and doc["outputs"] == [["int32", [8, 16], 2]]
+
+
+def test_const_inputs_are_checked_against_the_output_desc(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """ArgMaxV2 with its const dimension compiles; with an output desc of another shape it
+    fails (exit 255) saying what the op computes."""
+    code, _, err = compile_ops(tmp_path, ARGMAX, capsys)
+    assert code == 0, err
+    bad = json.loads(json.dumps(ARGMAX))
+    bad[0]["output_desc"][0]["shape"] = [2]
+    (tmp_path / "b").mkdir()
+    code, _, err = compile_ops(tmp_path / "b", bad, capsys)
+    assert code == 255 and "is not what it computes" in err
+
+
+@pytest.mark.parametrize(("change", "text"), [
+    (lambda o: o[0].update(op="NoSuchOp"), "NoSuchOp"),
+    (lambda o: o[0]["input_desc"][0].update(type="complex64"), "type must be one of"),
+    (lambda o: o[0]["input_desc"][0].update(format="NC1HWC0"), "format must be"),
+    (lambda o: o[0]["input_desc"][0].update(shape=[8, -1]), "shape must be"),
+])
+def test_bad_op_lists_fail_with_a_message(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                          change, text: str) -> None:
+    """An unknown op type, dtype, format or shape: exit 255 and the reason; nothing written."""
+    ops = json.loads(json.dumps(ADD))
+    change(ops)
+    code, out, err = compile_ops(tmp_path, ops, capsys)
+    assert code == 255 and text in err
+    assert not out.exists()
+
+
+def test_a_missing_output_flag_is_e10054(tmp_path: Path,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """--singleop without --output fails with the required-flag error."""
+    spec = tmp_path / "ops.json"
+    spec.write_text(json.dumps(ADD), encoding="utf-8")
+    assert atc.main([f"--singleop={spec}", "--soc_version=Ascend310"]) == 255
+    assert "output" in capsys.readouterr().err
+
+
+def test_set_model_dir_on_the_compiled_folder_then_execute(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], ready: ModuleType) -> None:
+    """The sample flow: compile, acl.op.set_model_dir(DIR) returns 0, Add runs."""
+    code, out, err = compile_ops(tmp_path, ADD, capsys)
+    assert code == 0, err
+    assert ready.op.set_model_dir(str(out)) == 0
+    a = np.arange(128, dtype=np.int32).reshape(8, 16)
+    [y] = run_op(ready, "Add", [a, a], [((8, 16), np.int32)])
+    np.testing.assert_array_equal(y, a + a)
