@@ -5,3 +5,11 @@ C and C++ programs include ``acl/acl.h`` from ``acl_lab/include`` and link ``-la
 ./prog`` runs them traced. :mod:`.build` makes the library, :mod:`.bridge` is its Python side,
 :mod:`.sites` turns C return addresses into file:line, :mod:`.commands` holds the commands.
 """
+
+from typing import Any
+
+
+def load_ipython_extension(ipython: Any) -> None:
+    """``%load_ext acl_lab.capi``: register the ``%%acl_cpp`` cell magic."""
+    from .magic import load_ipython_extension as load
+    load(ipython)
