@@ -9,13 +9,13 @@ are checked against the process's memory map when they are used.
 from __future__ import annotations
 
 import ctypes
-import warnings
 from typing import Any
 
 import numpy as np
 
 from ..runtime.errors import AclError
 from ..runtime.session import Session
+from ..tracer.sites import warn_at_caller
 from ._boundary import acl_api
 
 S = Session
@@ -47,10 +47,11 @@ def numpy_to_ptr(s: S, th: Any, cid: int, arr: Any) -> int:
     """
     if not isinstance(arr, np.ndarray):
         raise ValueError("acl.util.numpy_to_ptr needs a numpy.ndarray as argument")
-    warnings.warn("numpy_to_ptr will be deprecated. Please use acl.util.bytes_to_ptr",
-                  Warning, stacklevel=3)
+    # warnings.warn, naming a notebook cell as the cell (tracer.sites)
+    warn_at_caller("numpy_to_ptr will be deprecated. Please use acl.util.bytes_to_ptr",
+                   Warning, stacklevel=3)
     if not arr.flags.c_contiguous:
-        warnings.warn("the array is not contiguous", Warning, stacklevel=3)
+        warn_at_caller("the array is not contiguous", Warning, stacklevel=3)
     return _array_ptr(s, cid, arr)
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 import linecache
 import os
 import sys
+import warnings
 from typing import Any
 
 #: The prefix of a notebook cell's display name (``cell In[5]``).
@@ -77,3 +78,21 @@ def format_site(file: str, line: int, short: bool = False) -> str:
     if not shown:
         return "?"
     return f"{shown}:{line}" if line > 0 else shown
+
+
+def warn_at_caller(message: str, category: type[Warning], stacklevel: int) -> None:
+    """``warnings.warn(message, category, stacklevel)``, but a notebook cell is named as the
+    cell (``cell In[5]``) in the printed warning, not as the kernel's temporary file.
+
+    The frame ``stacklevel`` levels up (1: the caller of this function) is the one blamed,
+    as with ``warnings.warn``; filters and the once-per-location registry work as usual.
+    """
+    frame: Any = sys._getframe(1)
+    for _ in range(stacklevel - 1):
+        if frame.f_back is None:
+            break
+        frame = frame.f_back
+    g = frame.f_globals
+    warnings.warn_explicit(message, category, cell_name(frame.f_code.co_filename),
+                           frame.f_lineno, module=g.get("__name__", "__main__"),
+                           registry=g.setdefault("__warningregistry__", {}))

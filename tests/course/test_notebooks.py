@@ -178,3 +178,14 @@ def test_course_notebook_predicts_and_draws(path: Path) -> None:
         "no markdown cell asking to predict is followed by the code cell that shows it"
     code = "\n".join(c.source for c in cells if c.cell_type == "code")
     assert VIEW_CALL.search(code), "no view (timeline, memory_map, ...) is drawn"
+
+
+def test_explorer_is_used_from_notebook_01_on() -> None:
+    """The explorer (findings, timeline, memory map and source linked) is part of the course:
+    notebook 01 introduces it and at least three course notebooks use it."""
+    explore = re.compile(r"\bexplore\s*\(")
+    using = [p.name for p in COURSE if not p.name.startswith("00_")
+             and any(c.cell_type == "code" and explore.search(c.source)
+                     for c in _read(p).cells)]
+    assert len(using) >= 3, using
+    assert any(n.startswith("01_") for n in using), using

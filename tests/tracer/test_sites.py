@@ -83,3 +83,17 @@ def test_outside_a_notebook_files_are_kept() -> None:
     assert sites.format_site("ex.ipynb[cell 3]", 5, short=True) == "ex.ipynb[cell 3]:5"
     assert sites.format_site("prog.py", 0) == "prog.py"
     assert sites.format_site("", 0) == "?"
+
+
+def test_a_warning_from_a_cell_names_the_cell(shell: Any) -> None:
+    """pyACL's deprecation warning for numpy_to_ptr blames the cell's line, as ``cell In[n]``."""
+    import warnings
+
+    _run(shell, "import acl_lab\nacl_lab.install()\nimport acl\nfrom acl_lab import Session\n"
+                "import numpy as np")
+    with warnings.catch_warnings(record=True) as got:
+        warnings.simplefilter("always")
+        n = _run(shell, "with Session() as s:\n    acl.init()\n"
+                        "    p = acl.util.numpy_to_ptr(np.zeros(4))\n")
+    (w,) = [w for w in got if "numpy_to_ptr will be deprecated" in str(w.message)]
+    assert (w.filename, w.lineno) == (f"cell In[{n}]", 3)
