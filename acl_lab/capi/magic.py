@@ -83,9 +83,12 @@ def run_cpp(source: str, name: str = "cell", args: list[str] | None = None,
     src = d / f"{name}.cpp"
     src.write_text(source, encoding="utf-8")
     binary = d / name
-    lib = build.build()
-    comp = subprocess.run(compile_command([str(src), "-o", str(binary)], lib),
-                          capture_output=True, text=True, timeout=timeout)
+    try:
+        lib = build.build()
+        comp = subprocess.run(compile_command([str(src), "-o", str(binary)], lib),
+                              capture_output=True, text=True, timeout=timeout)
+    except (RuntimeError, ImportError, OSError) as e:  # no cffi, gcc or Python headers
+        return CppRun(src, 2, "", f"acl-lab: cannot build C++ here: {e}", False)
     if comp.returncode != 0:
         return CppRun(src, comp.returncode, "", comp.stderr, False)
     out = Path(tempfile.mkdtemp(prefix="run-", dir=d))
@@ -120,5 +123,11 @@ def acl_cpp(line: str, cell: str) -> CppRun:
 
 
 def load_ipython_extension(ipython: Any) -> None:
-    """Register ``%%acl_cpp`` (``%load_ext acl_lab.capi``)."""
-    ipython.register_magic_function(acl_cpp, magic_kind="cell", magic_name="acl_cpp")
+    """Register ``%%acl_cpp`` (``%load_ext acl_lab.capi``); each run is also kept in the
+    notebook's ``acl_cpp_run`` variable (its ``trace``, ``findings()``, ``call_table()``)."""
+    def magic(line: str, cell: str) -> CppRun:
+        run = acl_cpp(line, cell)
+        ipython.user_ns["acl_cpp_run"] = run
+        return run
+    magic.__doc__ = acl_cpp.__doc__
+    ipython.register_magic_function(magic, magic_kind="cell", magic_name="acl_cpp")

@@ -36,6 +36,7 @@ def test_cell_magic_runs_the_cell_and_finds_its_leak(libascendcl: Path,
     assert run.compiled and run.exit_code == 0, run.stderr
     assert run.stdout == "allocated\n"
     assert run.source.name == "leaky.cpp"
+    assert shell.user_ns["acl_cpp_run"] is run
     names = [run.trace.call_name(c) for c in range(run.trace.calls.rows)]
     assert names[:5] == ["acl.init", "acl.rt.set_device", "acl.rt.malloc",
                          "acl.rt.reset_device", "acl.finalize"]
