@@ -18,7 +18,7 @@ Contents:
 * :func:`explain` (a :class:`CodeInfo` with meaning and usual cause, in a learner's words),
   :func:`code_name`, :func:`header_name`, :data:`DATA_TYPE_SIZE` and :func:`data_type_size`.
 
-Values are the HEAD values of the headers read for the project's pyACL reference notes
+Values are the HEAD values of the public headers listed in ``docs/sources.md`` §3
 (``hicann/runtime`` 2025-26, cross-checked against an older ``graphengine`` copy). Where the
 notes mark a value as version-dependent, the HEAD value is used and a comment says so.
 
@@ -1599,7 +1599,7 @@ _MEANINGS: Final[dict[int, str]] = {
     ACLNN_ERR_INNER_STATIC_BLOCK_DIM_INVALID: "Invalid static block dimension.",
 }
 
-# Usual causes in a learner's words, where the reference notes give one.
+# Usual causes in a learner's words, where the sources (docs/sources.md §3) give one.
 _CAUSES: Final[dict[int, str]] = {
     ACL_SUCCESS: "Nothing went wrong: the call did what was asked.",
     ACL_ERROR_INVALID_PARAM: (

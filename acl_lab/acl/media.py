@@ -2,7 +2,7 @@
 VPC resize, crop and crop-and-paste (single and batch), and VDEC/VENC video channels.
 
 Every ``acl.media`` function a public pyACL sample (or acllite) calls, with the binding's
-names, parse formats and return shapes (reference pyacl-binding.md, ``acl.media`` table).
+names, parse formats and return shapes (the binding table's ``acl.media`` rows, docs/sources.md).
 Every DVPP, VDEC and VENC operation is a task on the device's DVPP engine in virtual time
 (acl_lab.runtime.dvpp, acl_lab.runtime.video), asynchronous like the real one; VDEC/VENC
 frame callbacks go through the report queue that ``acl.rt.process_report`` drains. The
@@ -301,7 +301,7 @@ def dvpp_vpc_resize_async(s: Session, th: Any, cid: int, chan_desc: int, in_desc
 
 # ------------------------------------------------------------------ attribute families
 # Setters and getters of the small media objects follow one shape (pymedia_methods.cpp,
-# reference pyacl-binding.md acl.media rows): a setter parses ``(handle, value)`` and returns
+# the binding table's acl.media rows): a setter parses ``(handle, value)`` and returns
 # ``ret`` (100000 for a null, unknown or destroyed handle); a getter parses ``(handle,)`` and
 # returns the bare value (0 when the handle is bad, with the code in the trace).
 

@@ -2,7 +2,7 @@
 
 Importing this module registers every operator below in ``opdefs.REGISTRY`` (``get_op``
 imports it lazily). Op types, inputs, attribute names and defaults follow the GE operator
-prototypes (reference ``pyacl-api.md`` §9.4). Each kernel's docstring says what it computes and
+prototypes (reference §9.4, ``docs/sources.md``). Each kernel's docstring says what it computes and
 where it is narrower than the real operator.
 
 Conventions

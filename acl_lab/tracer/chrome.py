@@ -1,6 +1,6 @@
 """Export a Trace as Chrome Trace Event JSON, for Perfetto, chrome://tracing and speedscope.
 
-Follows the exporter checklist of the anchors survey (section 5) and what Perfetto's JSON
+Follows the Chrome Trace Event Format (docs/sources.md, Perfetto) and what Perfetto's JSON
 importer does with each field (its ``json_trace_parser``: ``X`` needs ``dur``, v1 flows ``s``/``f``
 are bound to the slice open on their track, ``bp: "e"`` binds the end to the enclosing slice,
 v2 ``bind_id`` values are used as Perfetto's own flow ids, so small ones collide with the ids
