@@ -28,8 +28,8 @@ from collections.abc import Callable
 from typing import Any
 
 from .. import acl as _acl
-from ..acl._boundary import register_foreign_caller
-from ..runtime.errors import DeadlockError
+from ..acl._boundary import register_foreign_caller, registry
+from ..runtime.errors import AclError, DeadlockError
 from ..runtime.session import Session, current_session, set_current_session
 from .sites import SiteResolver
 
@@ -42,6 +42,8 @@ _INTERNAL = 500000
 #: their implementations, which take the session first)
 A: Any = _acl
 _tls = threading.local()
+#: C name -> pyACL name of every emulated function
+_PYACL_NAME = {entry["cname"]: name for name, entry in registry().items()}
 _resolver = SiteResolver()
 _ffi: Any = None
 _errbufs: dict[int, Any] = {}
@@ -169,9 +171,25 @@ def aclGetRecentErrMsg() -> Any:
 # ----------------------------------------------------------------------------- devices
 
 
+def _refuse(what: str) -> int:
+    """A C argument the pyACL layer cannot be given (a NULL out-pointer, callback or array):
+    the call is recorded at its C line with ACL_ERROR_INVALID_PARAM, as the runtime's own
+    null checks return, and nothing is created."""
+    cname = getattr(_tls, "cname", "")
+    name = _PYACL_NAME.get(cname, cname)
+    s = current_session()
+    assert s is not None
+    file, line = _call_site()
+    with s.lock:
+        th, cid, _ = s.api_enter(name, s.profile.api_call_ns, (), 0, file, line)
+        ret = s.fail(th, cid, AclError(_INVALID_PARAM, f"{cname}: {what} is NULL"))
+        s.api_exit(th, cid, ret)
+    return int(ret)
+
+
 def _int_out(ptr: Any, ctype: str, fn: Callable[[], tuple[int, int]]) -> int:
     if _null(ptr):
-        return _INVALID_PARAM
+        return _refuse("the output pointer")
     value, ret = fn()
     if ret == 0:
         _out(ptr, ctype, value)
@@ -180,7 +198,7 @@ def _int_out(ptr: Any, ctype: str, fn: Callable[[], tuple[int, int]]) -> int:
 
 def _ptr_out(ptr: Any, fn: Callable[[], tuple[int, int]]) -> int:
     if _null(ptr):
-        return _INVALID_PARAM
+        return _refuse("the output pointer")
     value, ret = fn()
     _outp(ptr, value if ret == 0 else 0)
     return int(ret)
@@ -279,7 +297,7 @@ def aclrtSynchronizeEvent(event: Any) -> int:
 def aclrtEventElapsedTime(ptr: Any, start: Any, end: Any) -> int:
     """C ``aclrtEventElapsedTime``: ``acl.rt.event_elapsed_time``, ms written to ``*ms``."""
     if _null(ptr):
-        return _INVALID_PARAM
+        return _refuse("ms (the output pointer)")
     ms, ret = A.rt.event_elapsed_time(_p(start), _p(end))
     if ret == 0:
         _out(ptr, "float", ms)
@@ -366,7 +384,7 @@ class _CCallback:
 def aclrtLaunchCallback(fn: Any, user_data: Any, block: int, stream: Any) -> int:
     """C ``aclrtLaunchCallback``: ``acl.rt.launch_callback``."""
     if _null(fn):
-        return _INVALID_PARAM
+        return _refuse("fn (the callback)")
     return int(A.rt.launch_callback(_CCallback(fn), _p(user_data), block, _p(stream)))
 
 
@@ -381,7 +399,7 @@ def aclrtProcessReport(timeout: int) -> int:
 def aclmdlLoadFromFile(path: Any, ptr: Any) -> int:
     """C ``aclmdlLoadFromFile``: ``acl.mdl.load_from_file``, outputs written to the C pointers."""
     if _null(path):
-        return _INVALID_PARAM
+        return _refuse("modelPath")
     return _int_out(ptr, "uint32_t", lambda: A.mdl.load_from_file(_str(path)))
 
 
@@ -467,7 +485,7 @@ def aclmdlExecuteAsync(mid: int, inp: Any, out: Any, stream: Any) -> int:
 def aclopSetModelDir(path: Any) -> int:
     """C ``aclopSetModelDir``: ``acl.op.set_model_dir``."""
     if _null(path):
-        return _INVALID_PARAM
+        return _refuse("modelDir")
     return int(A.op.set_model_dir(_str(path)))
 
 
@@ -500,10 +518,10 @@ def aclopExecuteV2(op_type: Any, n_in: int, in_descs: Any, in_bufs: Any, n_out: 
                    out_descs: Any, out_bufs: Any, attr: Any, stream: Any) -> int:
     """C ``aclopExecuteV2``: ``acl.op.execute_v2``."""
     if _null(op_type) or n_in < 0 or n_out < 0:
-        return _INVALID_PARAM
+        return _refuse("opType (or a count below 0)")
     if (n_in and (_null(in_descs) or _null(in_bufs))) or \
             (n_out and (_null(out_descs) or _null(out_bufs))):
-        return _INVALID_PARAM
+        return _refuse("a descriptor or buffer array")
     return int(A.op.execute_v2(_str(op_type), _ptrs(in_descs, n_in), _ptrs(in_bufs, n_in),
                                _ptrs(out_descs, n_out), _ptrs(out_bufs, n_out), _p(attr),
                                _p(stream)))
@@ -603,6 +621,7 @@ def _entry(fn: Callable[..., Any]) -> Callable[..., Any]:
         if not hasattr(_tls, "known"):
             _new_c_thread()
         _tls.ra = _p(ra)
+        _tls.cname = fn.__name__
         return fn(*args)
     entry.__name__ = fn.__name__
     return entry

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from .conftest import acl_lab
+from .conftest import acl_lab, run_traced
 
 
 def _compile(tmp_path: Path, name: str, body: str) -> Path:
@@ -57,3 +57,24 @@ def test_cc_passes_the_compiler_error_through(libascendcl: Path, tmp_path: Path)
     assert proc.returncode != 0
     assert "aclrtMalloc" in proc.stderr
     assert not (tmp_path / "bad").exists()
+
+
+def test_null_pointer_arguments_get_100000_in_the_trace(libascendcl: Path,
+                                                        tmp_path: Path) -> None:
+    prog = _compile(tmp_path, "nulls", "#include <cstdio>\nint main() {\n"
+                    "    aclInit(nullptr);\n    aclrtSetDevice(0);\n"
+                    "    std::printf(\"%d\\n\", aclrtMalloc(nullptr, 64, "
+                    "ACL_MEM_MALLOC_HUGE_FIRST));\n"
+                    "    std::printf(\"%d\\n\", aclrtCreateStream(nullptr));\n"
+                    "    std::printf(\"%d\\n\", aclmdlLoadFromFile(nullptr, nullptr));\n"
+                    "    aclrtResetDevice(0);\n    aclFinalize();\n    return 0;\n}\n")
+    proc, trace, _ = run_traced(prog, cwd=tmp_path, tag="c")
+    assert proc.stdout.split() == ["100000"] * 3
+    rows = [(trace.call_name(c), int(trace.calls["ret"][c]), trace.call_site(c)[1])
+            for c in range(trace.calls.rows)]
+    # lines 1-2 are _compile's includes
+    assert rows[2:5] == [("acl.rt.malloc", 100000, 7), ("acl.rt.create_stream", 100000, 8),
+                         ("acl.mdl.load_from_file", 100000, 9)]
+    texts = [trace.string(int(m)) for m in trace.diags["message"]]
+    assert any("aclrtMalloc: the output pointer is NULL" in t for t in texts)
+    assert trace.allocs.rows == 0  # nothing was made that the program cannot see
