@@ -92,3 +92,18 @@ def test_config_prints_include_and_link_flags(libascendcl: Path, tmp_path: Path)
     assert (build.INCLUDE_DIR / "acl" / "acl.h").is_file()
     assert f"-L{libascendcl.parent}" in flags and "-lascendcl" in flags
     assert acl_lab("config", cwd=tmp_path).returncode == 2
+
+
+def test_every_header_ships_as_package_data() -> None:
+    import fnmatch
+
+    text = (build.PACKAGE_DIR.parent / "pyproject.toml").read_text()
+    data = text.split("[tool.setuptools.package-data]", 1)[1]
+    m = re.search(r"^acl_lab = \[(.*?)\]", data, flags=re.M)
+    assert m is not None
+    patterns = re.findall(r'"([^"]+)"', m.group(1))
+    headers = sorted(p.relative_to(build.PACKAGE_DIR).as_posix()
+                     for p in build.INCLUDE_DIR.rglob("*.h"))
+    assert set(headers) >= {f"include/{h}" for h in build.HEADERS} | {"include/acl/acl.h"}
+    missing = [h for h in headers if not any(fnmatch.fnmatch(h, p) for p in patterns)]
+    assert not missing
