@@ -8,12 +8,11 @@ Hierarchy::
     * AclError            a call fails with an ACL error code (``.code``); mapped to ``ret``
       + AccessError       an address range does not lie inside one live allocation
     * DeadlockError       a wait that real ACL would never return from; *raised* to the user
-    * SessionError        misuse of the Python-side Session object (not an ACL condition)
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 
 class AclError(Exception):
@@ -89,17 +88,3 @@ class DeadlockError(Exception):
             lines.append("Python stacks of every thread:")
             lines.append(self.stacks)
         return "\n".join(lines)
-
-
-class SessionError(RuntimeError):
-    """The Python-side Session object was misused (for example entered twice)."""
-
-
-@dataclass
-class Diagnostic:
-    """A warning or note the runtime wants in the trace (not an error code)."""
-
-    level: str
-    kind: str
-    message: str
-    extra: dict[str, int] = field(default_factory=dict)
