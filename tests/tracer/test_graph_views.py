@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import html
+import re
 from types import ModuleType
 
 import plotly.graph_objects as go
@@ -97,6 +99,14 @@ def test_wait_graph_of_a_cycle(ready: ModuleType, session: Session) -> None:
                                            *(f"e{e}" for e in f.ids["events"])}
     assert ("t0", f"s{s1}") not in hot and ["t0", f"s{s1}"] in fig.layout.meta["edges"]
     assert "cycle" in fig.layout.title.text
+    # the wait chain under the graph is the finding's text, whole (wrapped, never cut)
+    (note,) = [a for a in fig.layout.annotations if a.name == "wait_chain"]
+    shown = " ".join(html.unescape(note.text).replace("<br>", " ").split())
+    chain = [" ".join(ln.split()) for ln in f.message.splitlines()
+             if re.match(r"\s+\d+\.\s", ln)]
+    assert chain and max(map(len, chain)) > 160  # longer than the old cut
+    assert "[...]" not in shown
+    assert shown == " ".join(chain)
 
 
 def test_views_refuse_other_findings(ready: ModuleType, session: Session) -> None:
@@ -186,10 +196,48 @@ def test_overlap_figure(ready: ModuleType, session: Session) -> None:
     ready.rt.synchronize_stream(s1)
     trace = session.trace()
     fig = overlap_figure(trace)
-    (bar,) = fig.data
+    bar = fig.data[0]
     assert list(bar.y[:5]) == ["copy H2D", "copy D2H", "copy D2D", "AI cores", "DVPP"]
     s = overlap_summary(trace)
     assert list(bar.customdata) == [*s.engine_busy_ns.values(), s.overlap_ns, s.busy_ns,
                                     s.span_ns]
     assert "utilisation 100%" in fig.layout.title.text
-    assert overlap_figure(s).to_dict() == fig.to_dict()
+    # from a summary alone: the same bars, no time row (a summary has no times)
+    only = overlap_figure(s)
+    assert len(only.data) == 1 and list(only.data[0].x) == list(bar.x)
+
+
+def test_overlap_over_time_shows_when_copies_hide_behind_compute(
+        ready: ModuleType, session: Session) -> None:
+    """A long H2D copy on one stream while an Add runs on another: the time row's overlap
+    line is busy only where both are, and its total is the summary's overlap."""
+    import numpy as np
+
+    from tests.acl.test_op import make_attr, prepare
+
+    big = 4 << 20
+    host = ok(ready.rt.malloc_host(big))
+    dev = ok(ready.rt.malloc(big, ACL_MEM_MALLOC_NORMAL_ONLY))
+    args = prepare(ready, [np.ones((256, 256), np.float32)] * 2, [((256, 256), np.float32)])
+    s1, s2 = ok(ready.rt.create_stream()), ok(ready.rt.create_stream())
+    assert ready.rt.memcpy_async(dev, big, host, big, ACL_MEMCPY_HOST_TO_DEVICE, s1) == 0
+    assert ready.op.execute_v2("Add", args.in_descs, args.in_bufs, args.out_descs,
+                               args.out_bufs, make_attr(ready, None), s2) == ACL_SUCCESS
+    ready.rt.synchronize_stream(s1)
+    ready.rt.synchronize_stream(s2)
+    trace = session.trace()
+    s = overlap_summary(trace)
+    assert s.overlap_ns > 0
+    fig = overlap_figure(trace)
+    rows = {d.meta["role"]: d for d in fig.data if d.meta.get("role", "").startswith("over_")}
+    assert set(rows) == {"over_time_copy", "over_time_compute", "over_time_overlap"}
+    copy, compute, both = (np.asarray(rows[f"over_time_{k}"].y)
+                           for k in ("copy", "compute", "overlap"))
+    assert rows["over_time_overlap"].meta["busy_ns"] == s.overlap_ns
+    assert rows["over_time_copy"].meta["busy_ns"] == s.copy_busy_ns
+    assert rows["over_time_compute"].meta["busy_ns"] == s.compute_busy_ns
+    assert ((both >= 0) & (both <= np.minimum(copy, compute) + 1e-9)).all()
+    assert both.max() > 0 and (both == 0).any()   # overlapping in some buckets, not all
+    width = (s.end_ns - s.start_ns) / len(both)
+    assert both.sum() * width == pytest.approx(s.overlap_ns, rel=1e-6)
+    assert rows["over_time_overlap"].xaxis == "x2"

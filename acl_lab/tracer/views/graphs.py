@@ -11,6 +11,7 @@ and the finding only, and never call ``show()``.
 
 from __future__ import annotations
 
+import html
 import re
 import textwrap
 from collections import defaultdict
@@ -32,6 +33,8 @@ HIGHLIGHT = ERROR
 EDGE = "#7f8c8d"
 #: Race view colours: the earlier and later access, other tasks on the lanes.
 RACE_FIRST, RACE_SECOND, CONTEXT = "#e67e22", "#c0392b", "#d5d8dc"
+#: Characters per line of the wait chain printed under a wait graph.
+CHAIN_WIDTH = 110
 #: Where the race view's arrowhead starts along the missing edge (the rest stays dashed).
 ARROW_TAIL = 0.8
 
@@ -325,14 +328,19 @@ def _draw_graph(g: _Graph, red: set[tuple[str, str]], chain: list[str],
             marker={"size": 22, "color": colour, "symbol": symbol,
                     "line": {"color": "white", "width": 1}},
             meta={"role": "nodes", "kind": kind}))
+    rows = 0
     if chain:
-        wrapped = "<br>".join(textwrap.shorten(c, 160) for c in chain)
-        fig.add_annotation(text=wrapped, xref="paper", yref="paper", x=0, y=-0.08,
-                           showarrow=False, align="left", xanchor="left", yanchor="top",
-                           font={"size": 11})
+        # the whole chain (it is the finding's text), wrapped, never cut short
+        wrapped = [w for c in chain for w in (textwrap.wrap(c, CHAIN_WIDTH,
+                                                            subsequent_indent="   ") or [""])]
+        rows = len(wrapped)
+        fig.add_annotation(text="<br>".join(html.escape(w) for w in wrapped), xref="paper",
+                           yref="paper", x=0, y=-0.08, showarrow=False, align="left",
+                           xanchor="left", yanchor="top", font={"size": 11},
+                           name="wait_chain")
     fig.update_xaxes(visible=False, range=[-0.5, 3.6])
     fig.update_yaxes(visible=False, scaleanchor=None)
-    fig.update_layout(height=460 + 16 * len(chain), margin={"b": 60 + 18 * len(chain)},
+    fig.update_layout(height=460 + 16 * rows, margin={"b": 60 + 18 * rows},
                       plot_bgcolor="white", hovermode="closest")
     return fig
 
