@@ -23,6 +23,7 @@ from __future__ import annotations
 import os
 import sys
 import threading
+import time
 import traceback
 from collections.abc import Callable
 from typing import Any
@@ -356,9 +357,28 @@ def acldvppFree(ptr: Any) -> int:
 # ----------------------------------------------------------------------------- callbacks
 
 
+#: How long aclrtSubscribeReport waits for a C thread that has not called ACL yet (s).
+SUBSCRIBE_WAIT_S = 2.0
+
+
+def _wait_for_thread(tid: int) -> None:
+    """Let a just-created C thread make its first ACL call (which makes it known here).
+
+    C programs subscribe a thread right after ``pthread_create``, before it has called
+    anything (the public samples do); the emulator knows a thread from its first call. The
+    wait is bounded: a thread that never calls in gets the layer's own answer (100000).
+    """
+    deadline = time.monotonic() + SUBSCRIBE_WAIT_S
+    while time.monotonic() < deadline:
+        if any(t.ident == tid for t in threading.enumerate()):
+            return
+        time.sleep(0.001)
+
+
 def aclrtSubscribeReport(tid: int, stream: Any) -> int:
     """C ``aclrtSubscribeReport``: ``acl.rt.subscribe_report``."""
     # pthread_t is the thread's ident in CPython on Linux (PyThread_get_thread_ident)
+    _wait_for_thread(tid)
     return int(A.rt.subscribe_report(tid, _p(stream)))
 
 
@@ -614,6 +634,7 @@ def _new_c_thread() -> None:
                 del threading._active[ident]  # type: ignore[attr-defined]
     _seen_idents.add(ident)
     _tls.known = True
+    threading.current_thread()  # registers this C thread (aclrtSubscribeReport looks for it)
 
 
 def _entry(fn: Callable[..., Any]) -> Callable[..., Any]:

@@ -151,3 +151,14 @@ def test_device_pointer_dereference_is_a_finding_at_its_c_line(libascendcl: Path
     assert "leak" in {f["kind"] for f in summary["findings"]}
     assert summary["exit_code"] == 139
     assert trace.call_name(trace.calls.rows - 1) == "acl_lab.exit"
+
+
+def test_callback_thread_subscribed_right_after_pthread_create(libascendcl: Path,
+                                                               tmp_path: Path) -> None:
+    binary = compile_program("callback_sample", tmp_path)
+    proc, trace, summary = run_traced(binary, cwd=tmp_path, tag="c")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines() == ["subscribe 0", "sync 0", "count 3"]
+    launches = [int(trace.calls["ret"][c]) for c in trace.calls_named("acl.rt.launch_callback")]
+    assert launches == [0, 0, 0]
+    assert not [f for f in summary["findings"] if f["severity"] == "error"]
