@@ -87,3 +87,35 @@ def test_unreadable_setting_means_light(no_theme: Path) -> None:
     broken = write_theme(no_theme / "lab", "{ not json")
     assert jupyterlab_theme(broken) is None
     assert jupyterlab_theme(no_theme / "missing") is None
+
+
+def _hue_sat(colour: str) -> tuple[float, float]:
+    import colorsys
+
+    r, g, b = (int(colour.lstrip("#")[i:i + 2], 16) / 255 for i in (0, 2, 4))
+    h, _l, s = colorsys.rgb_to_hls(r, g, b)
+    return h * 360, s
+
+
+def test_red_means_a_problem_and_nothing_else() -> None:
+    """Only error findings and leaked blocks are red (vermillion); copies are not, and H2D and
+    D2H are told apart; the race view tints the write and the read, not red."""
+    from acl_lab.tracer.views import graphs
+
+    st = PlotStyle()
+
+    def reddish(c: str) -> bool:
+        h, s = _hue_sat(c)
+        return s > 0.4 and (h < 30 or h > 330)
+
+    assert reddish(st.severity_color("error")) and st.state_color("leaked") == \
+        st.severity_color("error")
+    for kind, colour in st.kind_colors.items():
+        assert not reddish(colour), f"task kind {kind} is drawn red"
+    for engine, colour in st.engine_colors.items():
+        assert not reddish(colour), f"engine {engine} is drawn red"
+    assert not reddish(graphs.RACE_FIRST) and not reddish(graphs.RACE_SECOND)
+    assert len({st.kind_color("H2D"), st.kind_color("D2H"), graphs.RACE_FIRST,
+                graphs.RACE_SECOND, st.severity_color("error"),
+                st.severity_color("warning")}) == 6
+    assert not reddish(st.severity_color("warning"))

@@ -22,17 +22,17 @@ import numpy as np
 import plotly.graph_objects as go
 
 from ..schema import TASK_KINDS
-from .style import ERROR, PlotStyle
+from .style import ERROR, PALETTE, PlotStyle
 
 _K = {name: i for i, name in enumerate(TASK_KINDS)}
 _COL = {"thread": 0, "stream": 1, "event": 2, "callback": 3, "never": 3, "task": 3}
 _NODE_STYLE = {"thread": ("#5d6d7e", "square"), "stream": ("#2e86c1", "circle"),
-               "event": ("#d68910", "diamond"), "callback": ("#8e44ad", "hexagon"),
-               "task": ("#7f8c8d", "circle"), "never": ("#c0392b", "x")}
+               "event": (PALETTE["warning"], "diamond"), "callback": ("#8e44ad", "hexagon"),
+               "task": ("#7f8c8d", "circle"), "never": (ERROR, "x")}
 HIGHLIGHT = ERROR
 EDGE = "#7f8c8d"
-#: Race view colours: the earlier and later access, other tasks on the lanes.
-RACE_FIRST, RACE_SECOND, CONTEXT = "#e67e22", "#c0392b", "#d5d8dc"
+#: The race view's colours: a write, a read, and other tasks for context.
+RACE_FIRST, RACE_SECOND, CONTEXT = PALETTE["write"], PALETTE["read"], "#d5d8dc"
 #: Characters per line of the wait chain printed under a wait graph.
 CHAIN_WIDTH = 110
 #: Where the race view's arrowhead starts along the missing edge (the rest stays dashed).
@@ -394,8 +394,10 @@ def race_view(finding: Any, trace: Any, pad: float = 0.5, *,
     acc = _accesses(trace, finding)
     verbs = _access_verbs(trace, finding)
     names = _access_names(trace, (first, second), verbs)
-    for role, k, colour, name in (("first", first, RACE_FIRST, names[0]),
-                                  ("second", second, RACE_SECOND, names[1])):
+    # coloured by what the access does (one meaning per colour): the write, the read
+    tint = {k: RACE_FIRST if verbs.get(k) == "write" else RACE_SECOND for k in (first, second)}
+    for role, k, colour, name in (("first", first, tint[first], names[0]),
+                                  ("second", second, tint[second], names[1])):
         fig.add_trace(go.Bar(
             y=[_lane(trace, k)], x=[max(end[k] - start[k], 1) / scale], base=[start[k] / scale],
             orientation="h", name=name, marker={"color": colour},
@@ -406,7 +408,7 @@ def race_view(finding: Any, trace: Any, pad: float = 0.5, *,
         name="racing accesses", text=[f"1: {names[0].split(': ', 1)[-1]}",
                                       f"2: {names[1].split(': ', 1)[-1]}"],
         textposition="top center",
-        marker={"size": 14, "color": [RACE_FIRST, RACE_SECOND], "symbol": "x",
+        marker={"size": 14, "color": [tint[first], tint[second]], "symbol": "x",
                 "line": {"color": "black", "width": 1}},
         hovertext=[_task_hover(trace, k, acc.get(k, "")) for k in (first, second)],
         hoverinfo="text", customdata=[first, second], meta={"role": "accesses"}))

@@ -1,8 +1,9 @@
 """The look of every trace view: colours per task kind, state and severity, lane order, units.
 
 One frozen ``PlotStyle`` holds every choice a view makes about appearance, so the timeline,
-the memory map and the graphs agree (an H2D copy is the same red everywhere, a leak the same
-red as an error). Views take ``style=None`` and build a fresh ``PlotStyle()``; pass your own
+the memory map and the graphs agree (an H2D copy is the same blue everywhere, a leak the same
+vermillion as an error, and vermillion means nothing else). Views take ``style=None`` and
+build a fresh ``PlotStyle()``; pass your own
 (``dataclasses.replace(PlotStyle(), call_color="#000")``) to change it. Nothing here is mutable:
 the mappings are read-only proxies, so one caller's tweak can never leak into the next call
 (the HTA anti-pattern of a mutated module-level default). This module draws nothing.
@@ -17,14 +18,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 
+#: One colour-blind-safe palette (Okabe & Ito's eight colours, plus greys) with one meaning
+#: per colour across every view: vermillion is "a problem" and nothing else (an error
+#: finding, a leaked block, a failed item, the missing ordering of a race); copies are blues
+#: and greens, never red, so H2D and D2H differ in lightness as well as hue.
+PALETTE = {"problem": "#d55e00", "warning": "#e69f00", "info": "#0072b2",
+           "copy_in": "#56b4e9", "copy_out": "#009e73", "write": "#332288", "read": "#cc79a7"}
 #: Memory-block states (memory map) and their default colours.
 LIVE = "#4c78a8"
 FREED = "#bab0ac"
-LEAKED = "#e45756"
-#: Finding severities and their colours (the same as ``Finding._repr_html_``).
-ERROR = "#c0392b"
-WARNING = "#d68910"
-INFO = "#2471a3"
+LEAKED = PALETTE["problem"]
+#: Finding severities and their colours.
+ERROR = PALETTE["problem"]
+WARNING = PALETTE["warning"]
+INFO = PALETTE["info"]
 
 
 #: Plotly templates for the two themes.
@@ -70,8 +77,8 @@ def _ro(d: dict[str, str]) -> Mapping[str, str]:
 def _kind_colors() -> Mapping[str, str]:
     # Keys are schema.TASK_KINDS; kernels blue and transfers warm, as in Nsight Systems.
     return _ro({
-        "H2D": "#e45756",
-        "D2H": "#f58518",
+        "H2D": PALETTE["copy_in"],
+        "D2H": PALETTE["copy_out"],
         "D2D": "#b279a2",
         "H2H": "#9d755d",
         "memset": "#8c8c8c",
@@ -95,7 +102,8 @@ def _kind_labels() -> Mapping[str, str]:
 
 
 def _engine_colors() -> Mapping[str, str]:
-    return _ro({"copy_h2d": "#e45756", "copy_d2h": "#f58518", "copy_d2d": "#b279a2",
+    return _ro({"copy_h2d": PALETTE["copy_in"], "copy_d2h": PALETTE["copy_out"],
+                "copy_d2d": "#b279a2",
                 "aicore": "#4c78a8", "dvpp": "#e377c2", "host": "#8c8c8c", "none": "#8c8c8c"})
 
 
@@ -155,7 +163,7 @@ class PlotStyle:
     #: Calls a finding names for context only (not at fault): a neutral grey.
     involved_color: str = "#6b6b6b"
     error_row_color: str = "rgba(192, 57, 43, 0.18)"
-    sync_color: str = "rgba(228, 87, 86, 0.22)"
+    sync_color: str = "rgba(120, 120, 120, 0.22)"  # waiting is not a problem: grey
     flow_color: str = field(default_factory=_themed("rgba(90, 90, 90, 0.45)",
                                                     "rgba(200, 200, 200, 0.5)"))
     edge_color: str = field(default_factory=_themed("#222222", "#e0e0e0"))

@@ -296,7 +296,7 @@ class Explorer(widgets.VBox):
         # but the last one's properties.
         fig = self.timeline_fig
         fig.add_shape(type="rect", name=SELECTION, xref="x", yref="paper", x0=0, x1=0,
-                      y0=0, y1=1, fillcolor="rgba(228, 87, 86, 0.10)", line_width=0,
+                      y0=0, y1=1, fillcolor="rgba(0, 114, 178, 0.10)", line_width=0,
                       layer="below", visible=False)
         fig.add_shape(type="line", name=CURSOR, xref="x", yref="paper", x0=0, x1=0,
                       y0=0, y1=1, line={"color": self.plot_style.state_color("live"),
