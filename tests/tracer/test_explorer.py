@@ -234,6 +234,7 @@ def test_selecting_the_leak_highlights_the_leaked_block(trace: Trace, ex: Explor
     ex.select(i)
     assert f"{html.escape(THIS)}:{LINES['leak']}" in ex.source.value
     assert source_text(LINES["leak"]) in ex.source.value
+    assert "<i>aclrtMalloc</i>" in ex.source.value  # the C name beside the pyACL call
     leaked = leaked_alloc(trace)
     assert leaked in meta(ex.memory_fig)["live_allocs"]
     # one overlay per drawn pool (the pinned host buffer has a band of its own)

@@ -434,6 +434,8 @@ def test_error_diamond_only_on_the_failing_call() -> None:
                                                  for c in others))
     assert inv.marker.color == PlotStyle().involved_color != own.marker.color
     assert inv.marker.symbol == "diamond-open"
+    # the finding's hover names the failing call by its pyACL and its C name
+    assert "acl.rt.memset_async / <i>aclrtMemsetAsync</i>" in own.hovertext[0]
 
 
 def test_findings_marked_at_their_calls_with_severity_colours(buggy: Trace) -> None:

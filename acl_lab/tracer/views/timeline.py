@@ -839,6 +839,11 @@ def _finding_markers(trace: Any, st: PlotStyle, win: _Window, findings: Sequence
             text += f"<br>{html.escape(format_site(f.file, f.line))}"
         pts = points.setdefault(f.severity, [])
         own = _finding_own_calls(trace, f)
+        at = min(own) if own else -1
+        if 0 <= at < calls.rows:  # the C name beside the pyACL name, as in the text
+            api = trace.call_name(at)
+            if c_name(api) != api:
+                text += f"<br>{html.escape(api)} / <i>{html.escape(c_name(api))}</i>"
         for c in f.calls[:MAX_MARKS_PER_FINDING]:
             if not 0 <= c < calls.rows:
                 continue

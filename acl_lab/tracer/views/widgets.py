@@ -37,6 +37,7 @@ import ipywidgets as widgets
 import numpy as np
 import plotly.graph_objects as go
 
+from ...acl._boundary import c_name
 from ..analysis import allocation_spans, trace_end_ns
 from ..schema import POOLS, TASK_KINDS
 from ..sites import format_site
@@ -537,7 +538,9 @@ def call_html(trace: Any, cid: int, scale: int = 1000, unit: str = "µs") -> str
     file, line = trace.call_site(cid)
     start, end, ret = int(c["start_ns"][cid]), int(c["end_ns"][cid]), int(c["ret"][cid])
     ret_text = "ret 0" if ret == 0 else f"<b style='color:#c0392b'>ret {ret}</b>"
-    return (f"<div class='acl-call'><code>{html.escape(name)}({html.escape(args)})</code>"
+    cname = c_name(name)
+    also = f" <i>{html.escape(cname)}</i>" if cname != name else ""
+    return (f"<div class='acl-call'><code>{html.escape(name)}({html.escape(args)})</code>{also}"
             f"<br><span style='color:#555'>call #{cid}, thread {int(c['thread'][cid])}, "
             f"{start / scale:.3f} – {end / scale:.3f} {unit}, {ret_text}</span></div>"
             + source_html(file, line, stored=stored_sources(trace).get(file)))
