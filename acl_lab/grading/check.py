@@ -12,11 +12,15 @@ when it displays something.
 
 from __future__ import annotations
 
+import html
 import sys
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from .report import Report, grade_run
-from .rubric import Exercise, get_exercise
+from .rubric import Exercise, all_exercises, get_exercise
 from .runner import run_exercise
 
 #: ids of reports ``check`` displayed in the running cell: the cell's automatic display of
@@ -50,9 +54,133 @@ def check(ex_id: Exercise | str, fn: Any, *, seed: int | None = None,
                         "(did you call it?)")
     run = run_exercise(ex, fn, seed=seed, time_limit=time_limit)
     report = grade_run(ex, run)
+    _log_attempt(report)
     if _kernel() is not None:
         show(report)
     return report
+
+
+# ------------------------------------------------------------------------- the attempt log
+@dataclass(frozen=True)
+class Attempt:
+    """One ``check`` of this session: when, which exercise, the score and what failed."""
+
+    when: float
+    exercise: str
+    score: int
+    total: int
+    seed: int | None
+    failed: tuple[str, ...]
+
+
+#: Every check of this Python session, oldest first (``attempts()`` reads it).
+_ATTEMPTS: list[Attempt] = []
+
+
+def _log_attempt(report: Report) -> None:
+    seed = getattr(report.run, "seed", None)
+    _ATTEMPTS.append(Attempt(time.time(), report.exercise.id, report.score, report.total,
+                             seed if isinstance(seed, int) else None,
+                             tuple(r.item.id for r in report.failed)))
+
+
+def attempts(exercise: str | None = None) -> list[Attempt]:
+    """The attempt log: every ``check`` of this session (of ``exercise`` only, if given), in
+    order, so a learner can look back at how each try scored and what it still failed."""
+    return [a for a in _ATTEMPTS if exercise is None or a.exercise == exercise]
+
+
+# ------------------------------------------------------------------------------ check_all
+@dataclass(frozen=True)
+class CheckAll:
+    """The reports of ``check_all``: one per exercise, and the notebook's total."""
+
+    reports: tuple[Report, ...]
+    missing: tuple[str, ...]
+
+    @property
+    def score(self) -> int:
+        """Points scored over every exercise checked."""
+        return sum(r.score for r in self.reports)
+
+    @property
+    def total(self) -> int:
+        """Points available over every exercise checked."""
+        return sum(r.total for r in self.reports)
+
+    def text(self) -> str:
+        """One line per exercise, then the total (and the exercises not found)."""
+        lines = [f"{r.exercise.id} {r.exercise.title}: {r.score}/{r.total}"
+                 + (f" (failed: {', '.join(i.item.id for i in r.failed)})" if r.failed else "")
+                 for r in self.reports]
+        lines.append(f"total: {self.score}/{self.total}")
+        if self.missing:
+            lines.append("not found in the notebook (define the function, then run "
+                         f"check_all again): {', '.join(self.missing)}")
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.text()
+
+    def _repr_html_(self) -> str:
+        rows = "".join(
+            f"<tr><td>{html.escape(r.exercise.id)}</td><td>{html.escape(r.exercise.title)}"
+            f"</td><td>{r.score}/{r.total}</td><td>"
+            f"{html.escape(', '.join(i.item.id for i in r.failed)) or 'all passed'}</td></tr>"
+            for r in self.reports)
+        miss = (f"<p>Not found in the notebook: {html.escape(', '.join(self.missing))}</p>"
+                if self.missing else "")
+        return (f"<table><tr><th>exercise</th><th>title</th><th>score</th><th>failed items"
+                f"</th></tr>{rows}<tr><td colspan=2><b>total</b></td><td><b>{self.score}/"
+                f"{self.total}</b></td><td></td></tr></table>{miss}")
+
+
+def check_all(ids: Iterable[str] | None = None, namespace: Mapping[str, Any] | None = None,
+              *, seed: int | None = None) -> CheckAll:
+    """Grade every exercise of the notebook at once, like otter-grader's ``check_all``.
+
+    Args:
+        ids: the exercise ids (``["04.1", "04.2"]``); default: the exercises of the
+            notebook, found by the functions it defines (the exercise family, ``04.``,
+            with the most entry functions present).
+        namespace: where the learner's functions are (default: the notebook's namespace,
+            or the caller's globals outside IPython).
+        seed: one seed for every run (default: a random one each).
+
+    Returns:
+        A ``CheckAll`` (its HTML is a score table); each run is logged like ``check``'s.
+    """
+    ns: Mapping[str, Any] = namespace if namespace is not None else _user_namespace()
+    if ids is None:
+        families: dict[str, list[Exercise]] = {}
+        for ex in all_exercises():
+            families.setdefault(ex.id.split(".")[0], []).append(ex)
+        present = {k: sum(callable(ns.get(e.entry)) for e in v) for k, v in families.items()}
+        best = max(present, key=lambda k: (present[k], k), default=None)
+        chosen = families.get(best, []) if best is not None and present[best] else []
+    else:
+        chosen = [get_exercise(i) for i in ids]
+    reports, missing = [], []
+    for ex in chosen:
+        fn = ns.get(ex.entry)
+        if not callable(fn):
+            missing.append(ex.id)
+            continue
+        report = grade_run(ex, run_exercise(ex, fn, seed=seed))
+        _log_attempt(report)
+        reports.append(report)
+    return CheckAll(tuple(reports), tuple(missing))
+
+
+def _user_namespace() -> Mapping[str, Any]:
+    """The notebook's namespace (IPython's user_ns), else the caller's caller's globals."""
+    if "IPython" in sys.modules:
+        from IPython import get_ipython
+
+        ip = get_ipython()
+        if ip is not None:
+            return ip.user_ns
+    return sys._getframe(2).f_globals
 
 
 def _kernel() -> Any:

@@ -1,0 +1,59 @@
+"""check_all() grades a notebook's exercises at once; attempts() logs every check."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from acl_lab.grading import attempts, check, check_all, learner_namespace
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def starter() -> dict[str, Any]:
+    ns = learner_namespace(REPO / "exercises" / "04_buffer_pitfalls.ipynb")
+    assert ns["__cell_errors__"] == []
+    return ns
+
+
+@pytest.fixture(scope="module")
+def solution() -> dict[str, Any]:
+    ns = learner_namespace(REPO / "solutions" / "04_buffer_pitfalls.ipynb")
+    assert ns["__cell_errors__"] == []
+    return ns
+
+
+def test_check_all_finds_the_notebooks_exercises_and_totals_them(
+        starter: dict[str, Any], solution: dict[str, Any]) -> None:
+    wrong = check_all(namespace=starter, seed=3)
+    right = check_all(namespace=solution, seed=3)
+    assert [r.exercise.id for r in right.reports] == ["04.1", "04.2", "04.3", "04.4"]
+    assert right.missing == () and right.score == right.total > 0
+    assert [r.exercise.id for r in wrong.reports] == ["04.1", "04.2", "04.3", "04.4"]
+    assert wrong.total == right.total and wrong.score < wrong.total
+    assert wrong.score == sum(r.score for r in wrong.reports)
+    assert f"total: {wrong.score}/{wrong.total}" in wrong.text()
+    assert "<table>" in wrong._repr_html_() and "04.4" in wrong._repr_html_()
+
+
+def test_check_all_names_exercises_without_a_function(solution: dict[str, Any]) -> None:
+    ns = {k: v for k, v in solution.items() if k != "classify"}
+    got = check_all(["04.1", "04.2"], namespace=ns, seed=1)
+    assert got.missing == ("04.1",) and [r.exercise.id for r in got.reports] == ["04.2"]
+    assert "04.1" in got.text()
+
+
+def test_attempt_log_records_every_check_in_order(starter: dict[str, Any],
+                                                  solution: dict[str, Any]) -> None:
+    before = len(attempts("04.2"))
+    first = check("04.2", starter["classify_requests"], seed=11)
+    second = check("04.2", solution["classify_requests"], seed=12)
+    log = attempts("04.2")[before:]
+    assert [(a.score, a.total, a.seed) for a in log] == [
+        (first.score, first.total, 11), (second.score, second.total, 12)]
+    assert log[0].failed and not log[1].failed
+    assert log[0].when <= log[1].when
+    assert attempts("04.9") == []
