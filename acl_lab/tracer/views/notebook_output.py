@@ -12,6 +12,15 @@ plotly.js itself goes into the notebook once, in the output of the setup cell
 with the library inline, so the page draws offline (no CDN) and every later figure's script
 finds ``window.Plotly``. Re-running the setup cell replaces that one output, so the saved
 notebook never holds two copies. Outside a kernel nothing happens.
+
+In a kernel, figures are displayed by an IPython display hook for ``go.Figure``
+(``setup_notebook``) that builds the same bundle without plotly's renderer registry: importing
+``plotly.io._renderers`` imports nbformat, and with it jsonschema and its format checkers
+(``rfc3987_syntax`` builds a parser at import), most of a second of the first figure in a fresh
+kernel (``benchmarks/bench_first_figure.py``). Once that registry is loaded for another reason
+(``pio.renderers``, ``fig.show()``), the next figure displayed registers the ``acl_lab``
+renderer there and makes it the default unless the user chose another one (then figures get
+plotly's own display of that renderer).
 """
 
 from __future__ import annotations
@@ -31,22 +40,27 @@ def _renderer_class() -> Any:
         """Plotly's JSON mimetype plus static HTML that needs the page's plotly.js."""
 
         def to_mimebundle(self, fig_dict: dict[str, Any]) -> dict[str, Any]:
-            import plotly.io as pio
-            from plotly.io.json import to_json_plotly
-
-            html = pio.to_html(fig_dict, include_plotlyjs=False, full_html=False,
-                               validate=False)
-            # a figure displayed before the setup output ran (or in a page without it)
-            # shows a line of text instead of failing silently
-            guard = ("<script>if (!window.Plotly) {document.currentScript.insertAdjacentText("
-                     "'beforebegin', 'plotly.js is not loaded: run the setup cell "
-                     "(acl_lab.install()) first');}</script>")
-            return {
-                "application/vnd.plotly.v1+json": _json(to_json_plotly(fig_dict)),
-                "text/html": guard + html,
-            }
+            return mimebundle(fig_dict)
 
     return AclLabRenderer
+
+
+def mimebundle(fig_dict: dict[str, Any]) -> dict[str, Any]:
+    """The ``acl_lab`` outputs of a figure (its dict): plotly JSON and static HTML. Uses
+    plotly's HTML and JSON writers only, not its renderer registry."""
+    from plotly.io._html import to_html
+    from plotly.io.json import to_json_plotly
+
+    html = to_html(fig_dict, include_plotlyjs=False, full_html=False, validate=False)
+    # a figure displayed before the setup output ran (or in a page without it)
+    # shows a line of text instead of failing silently
+    guard = ("<script>if (!window.Plotly) {document.currentScript.insertAdjacentText("
+             "'beforebegin', 'plotly.js is not loaded: run the setup cell "
+             "(acl_lab.install()) first');}</script>")
+    return {
+        "application/vnd.plotly.v1+json": _json(to_json_plotly(fig_dict)),
+        "text/html": guard + html,
+    }
 
 
 def _json(text: str) -> Any:
@@ -64,6 +78,33 @@ def register() -> bool:
     if RENDERER not in pio.renderers:
         pio.renderers[RENDERER] = _renderer_class()()
     pio.renderers.default = RENDERER
+    return True
+
+
+def _display_figure(fig: Any) -> None:
+    """IPython display hook for ``go.Figure``: the ``acl_lab`` bundle, unless the user made
+    another plotly renderer the default (then plotly's own display)."""
+    from IPython.display import display
+    registry = sys.modules.get("plotly.io._renderers")
+    if registry is not None:  # loaded anyway: register there, keeping a renderer the user chose
+        import plotly.io as pio
+        if RENDERER not in pio.renderers:
+            pio.renderers[RENDERER] = _renderer_class()()
+            if pio.renderers.default == getattr(registry, "default_renderer", None):
+                pio.renderers.default = RENDERER
+        if pio.renderers.default != RENDERER:
+            pio.show(fig)
+            return
+    display(mimebundle(fig.to_dict()), raw=True)
+
+
+def _hook_display(shell: Any) -> bool:
+    """Display ``go.Figure`` (not FigureWidget) through ``_display_figure`` in ``shell``."""
+    try:
+        formatter = shell.display_formatter.ipython_display_formatter
+    except AttributeError:
+        return False
+    formatter.for_type_by_name("plotly.graph_objs._figure", "Figure", _display_figure)
     return True
 
 
@@ -104,8 +145,15 @@ def setup_notebook() -> bool:
     """In a kernel with plotly: register the renderer and display plotly.js in the output of
     the calling cell — once per kernel, again only when that same cell runs again (its new
     output replaces the old one). Returns whether it displayed it."""
-    if not in_kernel() or not register():
+    if not in_kernel():
         return False
+    try:
+        import plotly  # noqa: F401  (the renderer registry is left alone: see the docstring)
+    except ImportError:
+        return False
+    from IPython import get_ipython
+    if not _hook_display(get_ipython()):
+        register()
     cell = _current_cell()
     if _shown_in and not (cell is not None and _shown_in[0] == cell):
         return False
