@@ -190,9 +190,13 @@ def shim_source(funcs: list[Function]) -> str:
 
 
 def _init_code(paths: list[str]) -> str:
-    return ("import sys\n"
+    # the embedded interpreter does not know the building one's venv: its paths are given
+    # here, site-packages through addsitedir so their .pth files are read too
+    return ("import site, sys\n"
             f"for _p in {paths!r}:\n"
-            "    if _p not in sys.path:\n"
+            "    if _p.endswith('-packages'):\n"
+            "        site.addsitedir(_p)\n"
+            "    elif _p not in sys.path:\n"
             "        sys.path.append(_p)\n"
             "from _acl_lab_capi import ffi, lib\n"
             "from acl_lab.capi import bridge\n"
