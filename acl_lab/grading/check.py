@@ -13,10 +13,14 @@ when it displays something.
 from __future__ import annotations
 
 import html
+import json
+import os
 import sys
 import time
+import zipfile
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from .report import Report, grade_run
@@ -170,6 +174,42 @@ def check_all(ids: Iterable[str] | None = None, namespace: Mapping[str, Any] | N
         _log_attempt(report)
         reports.append(report)
     return CheckAll(tuple(reports), tuple(missing))
+
+
+def export(notebook: str | os.PathLike[str] | None = None,
+           out: str | os.PathLike[str] | None = None) -> Path:
+    """Package a notebook for submission, like otter-grader's export: a zip holding the
+    notebook file (save it first) and ``attempts.json``, the attempt log of this session.
+
+    Args:
+        notebook: the ``.ipynb`` to submit; default: the running notebook, when the kernel
+            knows its path (JupyterLab sets ``__session__``).
+        out: the zip to write; default ``<notebook stem>_submission.zip`` beside it.
+
+    Returns:
+        The path of the zip (hand it in, or give the folder of zips to ``acl-lab grade``
+        after unpacking).
+
+    Raises:
+        ValueError: no notebook given and the kernel does not know its path.
+        FileNotFoundError: the notebook does not exist.
+    """
+    if notebook is None:
+        session = _user_namespace().get("__session__")
+        if not isinstance(session, str) or not session.endswith(".ipynb"):
+            raise ValueError("export(): pass the notebook's path, e.g. "
+                             "export('04_buffer_pitfalls.ipynb')")
+        notebook = session
+    nb = Path(notebook)
+    if not nb.is_file():
+        raise FileNotFoundError(f"export(): no notebook at {nb}")
+    dest = Path(out) if out is not None else nb.with_name(f"{nb.stem}_submission.zip")
+    log = [{"when": a.when, "exercise": a.exercise, "score": a.score, "total": a.total,
+            "seed": a.seed, "failed": list(a.failed)} for a in _ATTEMPTS]
+    with zipfile.ZipFile(dest, "w", compression=zipfile.ZIP_DEFLATED) as z:
+        z.write(nb, nb.name)
+        z.writestr("attempts.json", json.dumps(log, indent=1))
+    return dest
 
 
 def _user_namespace() -> Mapping[str, Any]:

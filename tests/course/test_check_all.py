@@ -57,3 +57,27 @@ def test_attempt_log_records_every_check_in_order(starter: dict[str, Any],
     assert log[0].failed and not log[1].failed
     assert log[0].when <= log[1].when
     assert attempts("04.9") == []
+
+
+def test_export_zips_the_notebook_and_the_attempt_log(tmp_path: Path,
+                                                      solution: dict[str, Any]) -> None:
+    import json
+    import zipfile
+
+    from acl_lab.grading import export
+
+    nb = tmp_path / "04_buffer_pitfalls.ipynb"
+    nb.write_bytes((REPO / "solutions" / "04_buffer_pitfalls.ipynb").read_bytes())
+    check("04.2", solution["classify_requests"], seed=21)
+    out = export(nb)
+    assert out == tmp_path / "04_buffer_pitfalls_submission.zip"
+    with zipfile.ZipFile(out) as z:
+        assert sorted(z.namelist()) == ["04_buffer_pitfalls.ipynb", "attempts.json"]
+        assert z.read("04_buffer_pitfalls.ipynb") == nb.read_bytes()
+        log = json.loads(z.read("attempts.json"))
+    assert log[-1]["exercise"] == "04.2" and log[-1]["seed"] == 21
+    assert log[-1]["score"] == log[-1]["total"]
+    with pytest.raises(FileNotFoundError):
+        export(tmp_path / "missing.ipynb")
+    with pytest.raises(ValueError, match="pass the notebook"):
+        export(None)
