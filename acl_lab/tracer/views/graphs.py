@@ -23,6 +23,7 @@ import plotly.graph_objects as go
 
 from ..schema import TASK_KINDS
 from .style import ERROR, PALETTE, PlotStyle
+from .timeline import stream_names
 
 _K = {name: i for i, name in enumerate(TASK_KINDS)}
 _COL = {"thread": 0, "stream": 1, "event": 2, "callback": 3, "never": 3, "task": 3}
@@ -373,7 +374,8 @@ def race_view(finding: Any, trace: Any, pad: float = 0.5, *,
     end = t["end_ns"].astype(np.int64)
     # named by time, not by queue order: in a race the access queued second can run first
     first, second = sorted(_race_pair(finding, trace), key=lambda k: (int(start[k]), k))
-    lanes = [_lane(trace, first), _lane(trace, second)]
+    lane_names = stream_names(trace)
+    lanes = [_lane(trace, first, lane_names), _lane(trace, second, lane_names)]
     lo = int(min(start[first], start[second]))
     hi = int(max(end[first], end[second]))
     ext = max(hi - lo, 1)
@@ -384,12 +386,14 @@ def race_view(finding: Any, trace: Any, pad: float = 0.5, *,
     fig = go.Figure()
     # context: other tasks on the two lanes within the window
     ctx = [k for k in range(t.rows) if k not in (first, second) and start[k] >= 0
-           and end[k] >= w0 and start[k] <= w1 and _lane(trace, k) in lanes]
+           and end[k] >= w0 and start[k] <= w1 and _lane(trace, k, lane_names) in lanes]
     if ctx:
         fig.add_trace(go.Bar(
-            y=[_lane(trace, k) for k in ctx], x=[(end[k] - start[k]) / scale for k in ctx],
+            y=[_lane(trace, k, lane_names) for k in ctx],
+            x=[(end[k] - start[k]) / scale for k in ctx],
             base=[start[k] / scale for k in ctx], orientation="h", name="other tasks",
-            marker={"color": CONTEXT}, hovertext=[_task_hover(trace, k) for k in ctx],
+            marker={"color": CONTEXT},
+            hovertext=[_task_hover(trace, k, lane_names) for k in ctx],
             hoverinfo="text", meta={"role": "context"}))
     acc = _accesses(trace, finding)
     verbs = _access_verbs(trace, finding)
@@ -399,9 +403,9 @@ def race_view(finding: Any, trace: Any, pad: float = 0.5, *,
     for role, k, colour, name in (("first", first, tint[first], names[0]),
                                   ("second", second, tint[second], names[1])):
         fig.add_trace(go.Bar(
-            y=[_lane(trace, k)], x=[max(end[k] - start[k], 1) / scale], base=[start[k] / scale],
-            orientation="h", name=name, marker={"color": colour},
-            hovertext=[_task_hover(trace, k, acc.get(k, ""))], hoverinfo="text",
+            y=[_lane(trace, k, lane_names)], x=[max(end[k] - start[k], 1) / scale],
+            base=[start[k] / scale], orientation="h", name=name, marker={"color": colour},
+            hovertext=[_task_hover(trace, k, lane_names, acc.get(k, ""))], hoverinfo="text",
             meta={"role": f"{role}_bar", "task": k, "access": verbs.get(k, "read")}))
     fig.add_trace(go.Scatter(
         x=[start[first] / scale, start[second] / scale], y=lanes, mode="markers+text",
@@ -410,7 +414,7 @@ def race_view(finding: Any, trace: Any, pad: float = 0.5, *,
         textposition="top center",
         marker={"size": 14, "color": [tint[first], tint[second]], "symbol": "x",
                 "line": {"color": "black", "width": 1}},
-        hovertext=[_task_hover(trace, k, acc.get(k, "")) for k in (first, second)],
+        hovertext=[_task_hover(trace, k, lane_names, acc.get(k, "")) for k in (first, second)],
         hoverinfo="text", customdata=[first, second], meta={"role": "accesses"}))
     x0, x1 = end[first] / scale, start[second] / scale
     fig.add_trace(go.Scatter(
@@ -465,10 +469,12 @@ def _race_pair(finding: Any, trace: Any) -> tuple[int, int]:
     return ordered[0], ordered[1]
 
 
-def _lane(trace: Any, task: int) -> str:
+def _lane(trace: Any, task: int, names: dict[int, str]) -> str:
+    """The lane of ``task``; ``names`` is ``timeline.stream_names(trace)``."""
     s = int(trace.tasks["stream"][task])
     if s >= 0:
-        return _short(trace, s)
+        # named like the timeline's lane: the creating thread and line, not the handle
+        return names.get(s) or _short(trace, s)
     c = int(trace.tasks["call"][task])
     th = int(trace.calls["thread"][c]) if c >= 0 else 0
     return f"host: {_thread_label(trace, th)}"
@@ -520,12 +526,12 @@ def _accesses(trace: Any, finding: Any) -> dict[int, str]:
     return {k: "<br>".join(v) for k, v in out.items()}
 
 
-def _task_hover(trace: Any, task: int, extra: str = "") -> str:
+def _task_hover(trace: Any, task: int, names: dict[int, str], extra: str = "") -> str:
     t = trace.tasks
     c = int(t["call"][task])
     kind = TASK_KINDS[int(t["kind"][task])]
     s, e = int(t["start_ns"][task]), int(t["end_ns"][task])
-    text = (f"<b>task {task} ({kind})</b> on {_lane(trace, task)}<br>{_site(trace, c)}"
+    text = (f"<b>task {task} ({kind})</b> on {_lane(trace, task, names)}<br>{_site(trace, c)}"
             f"<br>{s} ns - {e} ns")
     return text + ("<br>" + extra if extra else "")
 
