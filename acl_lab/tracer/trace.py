@@ -34,6 +34,8 @@ _DTYPES = {"b": np.int8, "i": np.int32, "q": np.int64}
 GZIP_ABOVE = 1 << 20
 #: Load refuses files (after decompression) larger than this.
 MAX_LOAD_BYTES = 1 << 30
+#: Save writes each column (and the string table) in slices of this many values.
+SAVE_SLICE = 1 << 14
 #: Load reads and inflates files in pieces of this size.
 READ_CHUNK = 1 << 20
 #: A gzip file's data is kept while inflating it up to this size; beyond it, load only counts
@@ -383,12 +385,53 @@ class Trace:
         }
 
     def save(self, path: str | os.PathLike[str]) -> None:
-        """Write an ``.acltrace`` file (gzip-compressed when over 1 MiB)."""
-        data = json.dumps(self.to_dict(), separators=(",", ":")).encode()
-        if len(data) > GZIP_ABOVE:
-            data = gzip.compress(data, compresslevel=6, mtime=0)
+        """Write an ``.acltrace`` file (gzip-compressed when over 1 MiB).
+
+        The bytes are those of ``json.dumps(self.to_dict(), separators=(",", ":"))``, but
+        written piece by piece (each column in slices of ``SAVE_SLICE`` values), so a
+        million-call trace is saved without holding every column as Python ints and the whole
+        document as one string (``benchmarks/bench_million_calls.py``).
+        """
+        head: list[bytes] = []
+        size = 0
+        pieces = self._json_pieces()
+        for piece in pieces:
+            head.append(piece)
+            size += len(piece)
+            if size > GZIP_ABOVE:
+                break
         with open(path, "wb") as fh:
-            fh.write(data)
+            if size <= GZIP_ABOVE:
+                fh.write(b"".join(head))
+                return
+            with gzip.GzipFile(filename="", mode="wb", compresslevel=6, fileobj=fh,
+                               mtime=0) as gz:
+                for piece in head:
+                    gz.write(piece)
+                for piece in pieces:
+                    gz.write(piece)
+
+    def _json_pieces(self) -> Iterator[bytes]:
+        """The compact JSON of ``to_dict()``, in pieces of bounded size."""
+        def dumps(value: Any) -> bytes:
+            return json.dumps(value, separators=(",", ":")).encode()
+
+        yield b'{"format":' + dumps(FORMAT) + b',"version":' + dumps(VERSION)
+        yield b',"meta":' + dumps(self.meta)
+        yield b',"strings":['
+        for i in range(0, len(self.strings), SAVE_SLICE):
+            yield (b"," if i else b"") + dumps(list(self.strings[i:i + SAVE_SLICE]))[1:-1]
+        yield b'],"tables":{'
+        for ti, (name, table) in enumerate(self.tables.items()):
+            yield (b"," if ti else b"") + dumps(name) + b":{"
+            for ci, col in enumerate(table):
+                yield (b"," if ci else b"") + dumps(col) + b":["
+                values = table[col]
+                for i in range(0, len(values), SAVE_SLICE):
+                    yield (b"," if i else b"") + dumps(values[i:i + SAVE_SLICE].tolist())[1:-1]
+                yield b"]"
+            yield b"}"
+        yield b"}}"
 
     @classmethod
     def load(cls, path: str | os.PathLike[str], max_bytes: int = MAX_LOAD_BYTES) -> Trace:

@@ -1,0 +1,94 @@
+"""``Trace.save`` writes the compact JSON of ``to_dict()`` piece by piece: the same bytes as one
+``json.dumps``, plain up to 1 MiB and gzip above, without holding the document in memory."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import tracemalloc
+from pathlib import Path
+
+import pytest
+
+import acl_lab
+from acl_lab import Session
+from acl_lab.tracer import trace as trace_mod
+from acl_lab.tracer.trace import GZIP_ABOVE, Trace
+
+pytestmark = pytest.mark.timeout(300)
+
+
+def copy_loop(calls: int) -> Trace:
+    """A traced program of ``calls`` 64-byte H2D memcpy_async calls."""
+    with Session() as s:
+        acl = acl_lab.install()
+        assert acl.init() == 0 and acl.rt.set_device(0) == 0
+        stream, ret = acl.rt.create_stream()
+        host, ret2 = acl.rt.malloc_host(64)
+        dev, ret3 = acl.rt.malloc(64, 0)
+        assert (ret, ret2, ret3) == (0, 0, 0) and acl.rt.memset(host, 64, 1, 64) == 0
+        for _ in range(calls):
+            assert acl.rt.memcpy_async(dev, 64, host, 64, 1, stream) == 0
+        assert acl.rt.synchronize_stream(stream) == 0
+        trace = s.finish()
+    acl_lab.uninstall()
+    return trace
+
+
+def compact(trace: Trace) -> bytes:
+    return json.dumps(trace.to_dict(), separators=(",", ":")).encode()
+
+
+@pytest.fixture(scope="module")
+def large() -> Trace:
+    """A trace whose JSON is several MiB (gzip on save)."""
+    return copy_loop(60_000)
+
+
+def test_small_trace_is_the_plain_compact_json(tmp_path: Path) -> None:
+    trace = copy_loop(20)
+    path = tmp_path / "small.acltrace"
+    trace.save(path)
+    raw = path.read_bytes()
+    assert len(raw) <= GZIP_ABOVE and raw[:1] == b"{"
+    assert raw == compact(trace)
+
+
+def test_slices_join_into_the_same_document(tmp_path: Path,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """Columns and strings longer than a slice are split and joined without a seam."""
+    trace = copy_loop(40)
+    monkeypatch.setattr(trace_mod, "SAVE_SLICE", 7)
+    path = tmp_path / "sliced.acltrace"
+    trace.save(path)
+    assert path.read_bytes() == compact(trace)
+    again = Trace.load(path)
+    for name, table in trace.tables.items():
+        for col in table:
+            assert again.tables[name][col].tolist() == table[col].tolist(), (name, col)
+
+
+def test_large_trace_is_gzip_of_the_same_document_and_loads(large: Trace,
+                                                            tmp_path: Path) -> None:
+    path = tmp_path / "large.acltrace"
+    large.save(path)
+    raw = path.read_bytes()
+    assert raw[:2] == b"\x1f\x8b"
+    assert gzip.decompress(raw) == compact(large)
+    again = Trace.load(path)
+    assert again.calls.rows == large.calls.rows
+    assert again.accesses["task"].tolist() == large.accesses["task"].tolist()
+
+
+def test_save_does_not_hold_the_document(large: Trace, tmp_path: Path) -> None:
+    """Python allocations while saving stay below half the JSON's size (one json.dumps of
+    the whole dict holds the text, its bytes and every column as a list of ints)."""
+    size = len(compact(large))
+    assert size > 8 * GZIP_ABOVE, "the trace must be large enough to tell the two apart"
+    tracemalloc.start()
+    try:
+        large.save(tmp_path / "measured.acltrace")
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < size // 2, (peak, size)
