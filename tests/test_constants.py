@@ -12,7 +12,7 @@ import pytest
 
 import acl_lab.constants as C
 
-# (name, value) pairs copied from the reference notes (shared/reference/pyacl-api.md).
+# (name, value) pairs copied from the public headers (docs/sources.md §3).
 SPOT_VALUES: list[tuple[str, int | str]] = [
     ("ACL_SUCCESS", 0),
     ("ACL_ERROR_NONE", 0),

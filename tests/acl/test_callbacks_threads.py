@@ -1,6 +1,6 @@
 """Host threads and callbacks: thread-local contexts, start/stop_thread, report processing.
 
-Facts come from shared/reference/pyacl-api.md sections 1.6, 2.10, 5(c), 7.2, 8 and 9.1(e).
+Facts come from docs/sources.md sections 1.6, 2.10, 5(c), 7.2, 8 and 9.1(e).
 Every test that starts a thread is bounded by a timeout mark; workers wait on Events with
 timeouts so a failing test cannot hang.
 """

@@ -1,6 +1,6 @@
 """pyACL surface: return shapes, argument parsing, init/finalize, devices, contexts, the trace.
 
-Facts come from shared/reference/pyacl-api.md sections 1, 2.1-2.3, 5(c), 5(e), 8 and 9.1.
+Facts come from docs/sources.md sections 1, 2.1-2.3, 5(c), 5(e), 8 and 9.1.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Offline models through ``acl.mdl``: load, describe, datasets, execution and its checks.
 
-Facts come from shared/reference/pyacl-api.md sections 1.2 (return shapes), 2.7, 2.8, 5(f)
+Facts come from docs/sources.md sections 1.2 (return shapes), 2.7, 2.8, 5(f)
 and 9.1 (load and execute codes). Models are the zoo's mlp (static batch 8), mlp_dynamic (the
 same network with dynamic batch 1/2/4/8), lenet5 and tiny_resnet; every result is compared with
 an independent forward pass (``load_om(...).run``). tests/runtime/test_dynamic_batch.py covers

@@ -1,6 +1,6 @@
 """Memory: rounding, alignment, page policies, frees, copies, memset and data in virtual time.
 
-Facts come from shared/reference/pyacl-api.md sections 2.6, 5(a), 5(b), 5(e), 8 and 9.1(b)-(d),
+Facts come from docs/sources.md sections 2.6, 5(a), 5(b), 5(e), 8 and 9.1(b)-(d),
 (i), (j). Sizes are observed through get_mem_info deltas, never assumed.
 """
 

@@ -1,6 +1,6 @@
 """Single operators through ``acl.op``: execute_v2 with tensor descs and data buffers.
 
-Facts come from shared/reference/pyacl-api.md sections 1.4 (argument errors), 2.7 (data
+Facts come from docs/sources.md sections 1.4 (argument errors), 2.7 (data
 buffers, tensor descs), 2.9 (acl.op), 7.4 (the Add sample), 9.1(h) (execute_v2 lookup codes)
 and 9.4 (attribute conventions). Every result is compared with a numpy reference; times are
 virtual and checked against the session's device profile.

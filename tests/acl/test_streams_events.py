@@ -1,6 +1,6 @@
 """Streams and events: context checks, waits, queries, timeouts, timing and ordering.
 
-Facts come from shared/reference/pyacl-api.md sections 2.4, 2.5, 5(c), 5(d), 8 and 9.1(f).
+Facts come from docs/sources.md sections 2.4, 2.5, 5(c), 5(d), 8 and 9.1(f).
 Times are virtual: every expectation about durations is computed from the session's profile.
 """
 

@@ -1,6 +1,6 @@
 """Data buffers, data-type sizes, module layout and the ``acl.util`` pointer helpers.
 
-Facts come from shared/reference/pyacl-api.md sections 1.1, 1.6, 1.7, 2.7, 4.3 and 5(h).
+Facts come from docs/sources.md sections 1.1, 1.6, 1.7, 2.7, 4.3 and 5(h).
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 Imported by the driver scripts (``python -m tests.browser._drive_report`` ...), which pytest
 runs as subprocesses: Playwright's sync API refuses to run inside a running asyncio loop, and
 a subprocess can be killed as a whole when it hangs. Never ``playwright install``: the
-system Chromium is launched through ``executable_path`` (see ``shared/design/CI.md``).
+system Chromium is launched through ``executable_path`` (see ``tests/browser/conftest.py``).
 """
 
 from __future__ import annotations

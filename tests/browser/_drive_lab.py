@@ -4,7 +4,7 @@ Usage: ``python -m tests.browser._drive_lab --base URL --token T --notebook NB.i
 --site FILE:LINE --screenshots DIR --result JSON``
 
 The JupyterLab server is the test's (``test_explorer_lab.py`` starts and always kills it);
-this script only browses it, following ``shared/design/CI.md``:
+this script only browses it, in these steps:
 
 1. open the notebook and wait until ``window.jupyterapp`` shows it ready with a kernel that is
    ``connected`` and ``idle`` (the toolbar's "idle" shows before the kernel exists);

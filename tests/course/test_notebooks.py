@@ -6,7 +6,7 @@ bottom in its own ``python3`` kernel (nbclient), in a temporary copy of its fold
 it writes lands in the repository; the wall time of each run is printed and recorded as a test
 property, not asserted (the machine may be busy).
 
-The static rules (CURRICULUM.md, and the exercise conventions of ``acl_lab.grading.notebook``):
+The static rules (the course's, and the exercise conventions of ``acl_lab.grading.notebook``):
 stored without outputs, valid nbformat 4.5 with cell ids, kernel ``python3``, a goal in the first
 (markdown) cell; exercise notebooks list their ids in ``metadata.acl_lab.exercises``, have a
 cell tagged ``check`` calling ``check("<id>", ...)`` for each id and learner cells (tagged

@@ -1,4 +1,4 @@
-"""The layering rules of ARCHITECTURE.md section 1, checked on the source."""
+"""The layering rules of docs/architecture.md section 1, checked on the source."""
 
 from __future__ import annotations
 

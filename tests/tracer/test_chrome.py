@@ -1,4 +1,4 @@
-"""The Chrome / Perfetto export against the exporter checklist (anchors.md §5 and A7)."""
+"""The Chrome / Perfetto export against the exporter checklist (docs/sources.md, Perfetto)."""
 
 from __future__ import annotations
 
