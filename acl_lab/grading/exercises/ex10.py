@@ -10,6 +10,10 @@ back and return it. Stream 2 must not start before stream 1's copy is done; the 
 allowed to order them is one event (``record_event`` on stream 1, ``stream_wait_event`` on
 stream 2). Budget: one event, no host wait between the two copies (the host synchronizes
 once, at the end), at most ``CALL_BUDGET_101`` ACL calls.
+
+10.2 "one context per thread": round-trip each chunk through the device in its own worker
+thread; each worker creates (and destroys) its own context, the main thread none. Budget:
+one context per worker, at most ``CALL_BUDGET_102`` ACL calls.
 """
 
 from __future__ import annotations
@@ -114,5 +118,85 @@ register(Exercise(
              "The host only has to wait once, after everything is queued.", "timeline"),
         Item("calls", f"budget: at most {CALL_BUDGET_101} ACL calls", 1, _call_budget,
              "Setup, three copies, one event and teardown need no more.", "timeline"),
+    ),
+))
+
+
+# ------------------------------------------------------------------------------------- 10.2
+#: Worker threads of 10.2, and the elements of each one's chunk.
+WORKERS_102 = 2
+N_102 = 1024
+#: At most this many ACL calls in 10.2 (the idea needs about 24).
+CALL_BUDGET_102 = 36
+
+
+def args_102(seed: int) -> tuple[Any, ...]:
+    """``WORKERS_102`` float32 chunks of ``N_102`` values drawn from ``seed``."""
+    rng = np.random.default_rng(seed)
+    return ([rng.standard_normal(N_102).astype(np.float32) for _ in range(WORKERS_102)],)
+
+
+def _correct_102(run: Run) -> Verdict:
+    want = args_102(run.seed)[0]
+    got = run.result
+    if not isinstance(got, (list, tuple)) or len(got) != len(want):
+        return False, (f"return a list of {len(want)} arrays, one per chunk, in chunk order; "
+                       f"got {type(got).__name__}")
+    for i, (g, w) in enumerate(zip(got, want, strict=True)):
+        if g is None or np.asarray(g).shape != w.shape or not np.array_equal(np.asarray(g), w):
+            return False, f"chunk {i} did not come back unchanged"
+    return True, "every chunk came back from the device unchanged, in order"
+
+
+def _context_per_thread(run: Run) -> Verdict:
+    t = run.trace
+    threads = t.calls["thread"]
+    made = [int(threads[c]) for c in t.calls_named("acl.rt.create_context")]
+    main = int(threads[0]) if t.calls.rows else 0
+    workers = sorted(set(made) - {main})
+    if main in made:
+        return False, ("the main thread created a context: in this puzzle each worker creates "
+                       "its own (acl.rt.create_context in the worker makes it current there)")
+    if len(workers) != WORKERS_102 or len(made) != WORKERS_102:
+        return False, (f"the budget is one context per worker ({WORKERS_102} in all); your "
+                       f"run created {len(made)} in {len(set(made))} thread(s)")
+    destroyed = len(t.calls_named("acl.rt.destroy_context"))
+    if destroyed != WORKERS_102:
+        return False, f"{WORKERS_102} contexts were created but {destroyed} destroyed"
+    return True, "each worker created, used and destroyed its own context"
+
+
+def _no_context_findings(run: Run) -> Verdict:
+    bad = run.of_kind("context_not_set", "wrong_context")
+    if bad:
+        return False, bad[0].message.split(". ")[0]
+    return True, "every call ran in a context of its own thread"
+
+
+def _call_budget_102(run: Run) -> Verdict:
+    n = run.trace.calls.rows
+    if n > CALL_BUDGET_102:
+        return False, f"your run made {n} ACL calls; the budget is {CALL_BUDGET_102}"
+    return True, f"{n} ACL calls, within the budget of {CALL_BUDGET_102}"
+
+
+register(Exercise(
+    id="10.2",
+    title="puzzle: one context per thread",
+    entry="round_trip_in_threads",
+    make_args=args_102,
+    items=(
+        Item("correct", "returns every chunk, copied to the device and back, in chunk order",
+             2, device_result(_correct_102, work=("H2D",)),
+             "Worker i should put its chunk's copy at index i.", "timeline"),
+        Item("own_context", f"budget: exactly one context per worker ({WORKERS_102}), made "
+             "in the worker, none in the main thread", 2, _context_per_thread,
+             "A context is current only in the thread that created or set it.", "timeline"),
+        Item("no_context_findings", "no context_not_set or wrong_context finding", 1,
+             _no_context_findings, "Which context is current in a new thread?", "timeline",
+             claims=("context_not_set", "wrong_context")),
+        Item("calls", f"budget: at most {CALL_BUDGET_102} ACL calls", 1, _call_budget_102,
+             "Per worker: a context, two buffers, two copies, the frees and the destroy.",
+             "timeline"),
     ),
 ))
