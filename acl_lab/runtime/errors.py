@@ -12,6 +12,7 @@ Hierarchy::
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 
@@ -77,14 +78,18 @@ class DeadlockError(Exception):
     @property
     def report(self) -> str:
         """The full explanation: what is stuck, each wait-for edge, and the stacks if any."""
+        # a notebook cell is named as the cell (cell In[5]:3), not the kernel's temp file
+        from ..tracer.sites import cell_name, format_site
+
         lines = [f"deadlock: {self.summary}"]
         if self.thread:
-            where = f" at {self.file}:{self.line}" if self.file else ""
+            where = f" at {format_site(self.file, self.line)}" if self.file else ""
             lines.append(f"  stuck thread: {self.thread}{where}")
         for e in self.edges:
-            at = f" ({e.file}:{e.line})" if e.file else ""
+            at = f" ({format_site(e.file, e.line)})" if e.file else ""
             lines.append(f"  {e.waiter} waits for {e.target}: {e.why}{at}")
         if self.stacks:
             lines.append("Python stacks of every thread:")
-            lines.append(self.stacks)
+            lines.append(re.sub(r'File "([^"]+)", line',
+                                lambda m: f'File "{cell_name(m.group(1))}", line', self.stacks))
         return "\n".join(lines)

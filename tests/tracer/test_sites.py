@@ -97,3 +97,23 @@ def test_a_warning_from_a_cell_names_the_cell(shell: Any) -> None:
                         "    p = acl.util.numpy_to_ptr(np.zeros(4))\n")
     (w,) = [w for w in got if "numpy_to_ptr will be deprecated" in str(w.message)]
     assert (w.filename, w.lineno) == (f"cell In[{n}]", 3)
+
+
+def test_a_deadlock_raised_in_a_cell_names_the_cell(shell: Any) -> None:
+    """DeadlockError's explanation (and its stacks) name the cell, not its compiled file."""
+    _run(shell, "import acl_lab\nacl_lab.install()\nimport acl\nfrom acl_lab import Session")
+    code = ("s = Session(watchdog=2.0)\ns.__enter__()\nacl.init()\nacl.rt.set_device(0)\n"
+            "s1, _ = acl.rt.create_stream()\ns2, _ = acl.rt.create_stream()\n"
+            "ev, _ = acl.rt.create_event()\nacl.rt.record_event(ev, s1)\n"
+            "acl.rt.synchronize_stream(s1)\nacl.rt.reset_event(ev, s1)\n"
+            "acl.rt.synchronize_stream(s1)\nacl.rt.stream_wait_event(s2, ev)\n"
+            "try:\n    acl.rt.synchronize_stream(s2)\nexcept acl_lab.DeadlockError as e:\n"
+            "    err = e\n")
+    n = _run(shell, code)
+    err = shell.user_ns["err"]
+    try:
+        text = str(err)
+        assert f"cell In[{n}]:14" in text
+        assert "ipython-input" not in text and "ipykernel_" not in text
+    finally:
+        shell.user_ns["s"].__exit__(None, None, None)
