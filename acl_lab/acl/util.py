@@ -15,7 +15,7 @@ import numpy as np
 
 from ..runtime.errors import AclError
 from ..runtime.session import Session
-from ..tracer.sites import warn_at_caller
+from ..runtime.sites import warn_at_caller
 from ._boundary import acl_api
 
 S = Session
@@ -47,7 +47,7 @@ def numpy_to_ptr(s: S, th: Any, cid: int, arr: Any) -> int:
     """
     if not isinstance(arr, np.ndarray):
         raise ValueError("acl.util.numpy_to_ptr needs a numpy.ndarray as argument")
-    # warnings.warn, naming a notebook cell as the cell (tracer.sites)
+    # warnings.warn, naming a notebook cell as the cell (runtime.sites)
     warn_at_caller("numpy_to_ptr will be deprecated. Please use acl.util.bytes_to_ptr",
                    Warning, stacklevel=3)
     if not arr.flags.c_contiguous:

@@ -79,7 +79,7 @@ class DeadlockError(Exception):
     def report(self) -> str:
         """The full explanation: what is stuck, each wait-for edge, and the stacks if any."""
         # a notebook cell is named as the cell (cell In[5]:3), not the kernel's temp file
-        from ..tracer.sites import cell_name, format_site
+        from .sites import cell_name, format_site
 
         lines = [f"deadlock: {self.summary}"]
         if self.thread:
