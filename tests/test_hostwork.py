@@ -60,18 +60,26 @@ def test_each_thread_has_its_own_clock(session: Session) -> None:
     start = main.clock
     seen: dict[str, int] = {}
 
+    done, release = threading.Event(), threading.Event()
+
     def worker() -> None:
         th = session.thread()
         t0 = th.clock
         host_work(5_000_000, "worker")
         seen["delta"] = th.clock - t0
         seen["idx"] = th.idx
+        seen["end"] = th.clock
+        done.set()
+        release.wait(60)
 
     t = threading.Thread(target=worker)
     t.start()
-    t.join()
+    assert done.wait(60)
     assert seen["delta"] == 5_000_000
-    assert main.clock == start
+    assert main.clock == start  # the worker's host work is its own
+    release.set()
+    t.join()
+    assert main.clock == seen["end"]  # a join orders the joiner after the joined thread
     trace = session.trace()
     (c,) = trace.calls_named(HOST_WORK_CALL)
     assert int(trace.calls["thread"][c]) == seen["idx"] != main.idx

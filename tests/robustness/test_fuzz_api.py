@@ -103,6 +103,27 @@ def accounted(size: int, policy: int) -> int:
 # ------------------------------------------------------------------------------ the model
 
 
+#: Kinds the runtime accepts on an async copy with an unregistered (pageable) side, by
+#: (source kind, destination kind); hicann/runtime api_error.cc MemcpyKindReviseMap. Pairs
+#: without a pageable side have their kind corrected; kinds 4-7 are not checked.
+ASYNC_ALLOWED = {
+    ("pageable", "dev"): (H2D, D2D), ("dev", "pageable"): (D2H, D2D),
+    ("host", "pageable"): (H2H, H2D), ("pageable", "host"): (H2H, D2H),
+    ("pageable", "pageable"): (H2H, H2D, D2H, D2D),
+}
+
+
+def async_kind_refused(kind: int, src: str, dst: str) -> int | None:
+    """107000 when memcpy_async's kind contradicts its pointers and a side is pageable."""
+    inferred = (D2D if src == dst == "dev" else H2D if dst == "dev"
+                else D2H if src == "dev" else H2H)
+    allowed = ASYNC_ALLOWED.get((src, dst))
+    if kind in (H2H, H2D, D2H, D2D) and kind != inferred and allowed is not None \
+            and kind not in allowed:
+        return E_RT_PARAM
+    return None
+
+
 @dataclass(eq=False)
 class MStream:
     """A stream as the model sees it (``handle`` None: a context's default stream)."""
@@ -824,6 +845,9 @@ class ApiMachine(RuleBasedStateMachine):
             return
         assert stream is not None
         code, d, s = self.copy_errors(dst, dest_max, src, count, kind)
+        if code is None:
+            assert d is not None and s is not None
+            code = async_kind_refused(kind, s.kind, d.kind)
         if code is None:
             assert d is not None and s is not None
             if d.kind != "dev" and s.kind != "dev":
