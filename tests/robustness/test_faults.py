@@ -108,7 +108,8 @@ def wait_until(pred: Callable[[], bool], timeout: float = 60.0) -> None:
     """Poll ``pred`` (real time) until it holds; fail after ``timeout`` seconds."""
     deadline = time.monotonic() + timeout
     while not pred():
-        assert time.monotonic() < deadline, "condition never held"
+        if time.monotonic() >= deadline:
+            pytest.fail(f"condition never held in {timeout:g} s (hang guard)")
         time.sleep(0.002)
 
 
