@@ -699,8 +699,6 @@ class Session:
     def record_event(self, th: HostThread, cid: int, ev: int, stream: int) -> None:
         """aclrtRecordEvent: capture every task already submitted to the stream."""
         e = self.event(ev)
-        if e.flags & (ACL_EVENT_EXTERNAL | ACL_EVENT_IPC) and e.mode == LEGACY:
-            pass
         s = self.stream(th, stream)
         t = self._new_task(TaskKind.EVENT_RECORD, s, cid, th.clock, Engine.NONE,
                            self.profile.event_task_ns)

@@ -177,9 +177,8 @@ def error_path_leak(trace: Any, rows: list[int], leaked: list[int]) -> Finding:
         causes_cids = tuple(cause_code[k] for k, _ in credible)
     else:
         freed_at = [k for k, i in enumerate(order) if i not in leaked_set]
-        freed_rows = freed_at
         last_freed = bool(freed_at) and freed_at[0] == len(order) - len(freed_at)
-        tail = (f"Only the last {'one was' if len(freed_rows) == 1 else f'{len(freed_rows)} were'}"
+        tail = (f"Only the last {'one was' if len(freed_at) == 1 else f'{len(freed_at)} were'}"
                 " freed, so " if last_freed else "So ")
         unrelated = ""
         if in_freed:
