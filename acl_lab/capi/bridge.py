@@ -25,7 +25,7 @@ import sys
 import threading
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from .. import acl as _acl
@@ -550,8 +550,14 @@ def aclopExecuteV2(op_type: Any, n_in: int, in_descs: Any, in_bufs: Any, n_out: 
 # ----------------------------------------------------------------------------- wiring
 
 
-def _session_from_env() -> Session:
-    env = os.environ
+def started_marker(trace_path: str) -> str:
+    """The file the library creates beside ``trace_path`` when its first ACL call starts
+    the embedded interpreter."""
+    return trace_path + ".started"
+
+
+def session_from_env(env: Mapping[str, str] = os.environ) -> Session:
+    """A session configured as ``acl-lab run`` asked through the environment ``env``."""
     return Session(profile=env.get("ACL_LAB_PROFILE") or None,
                    device_count=int(env.get("ACL_LAB_DEVICES") or 1),
                    pageable_async=env.get("ACL_LAB_PAGEABLE_ASYNC") or "async",
@@ -654,7 +660,13 @@ def bind(ffi: Any, lib: Any) -> None:
     global _ffi
     _ffi = ffi
     from .build import functions
-    set_current_session(_session_from_env())
+    set_current_session(session_from_env())
+    path = os.environ.get("ACL_LAB_CAPI_TRACE")
+    if path:
+        # the marker tells ``acl-lab run`` that the program did call ACL: a missing trace is
+        # then a program that ended without its exit handlers, not one that made no call
+        with open(started_marker(path), "w"):
+            pass
     register_foreign_caller(__file__, _call_site)
     here = globals()
     for f in functions():

@@ -102,6 +102,7 @@ def run_binary(opts: argparse.Namespace, write_outputs: Any, run_end: Any) -> in
     (the ``acl-lab run`` writer, given the loaded trace and a ``run_end`` that holds the
     program's exit code). The output paths were checked by the caller."""
     from ..tracer.trace import Trace
+    from . import bridge
     try:
         lib = build.build()
     except RuntimeError as e:
@@ -132,13 +133,27 @@ def run_binary(opts: argparse.Namespace, write_outputs: Any, run_end: Any) -> in
             end.exit_code = _exit_code(rc)
             if rc < 0:
                 end.error = f"killed by signal {-rc} ({signal.Signals(-rc).name})"
-        if not os.path.exists(tmp):
-            print(f"acl-lab: {opts.program} exited ({end.exit_code}) without writing its "
-                  "trace (it made no ACL call, or it ended without running its exit "
-                  "handlers)", file=sys.stderr)
-            return end.exit_code or 1
-        trace = Trace.load(tmp)
-    finally:
         if os.path.exists(tmp):
-            os.unlink(tmp)
+            trace = Trace.load(tmp)
+        elif os.path.exists(bridge.started_marker(tmp)):
+            print(f"acl-lab: {opts.program} exited ({end.exit_code}) without writing its "
+                  "trace (it ended without running its exit handlers, e.g. through _exit "
+                  "or a crash)", file=sys.stderr)
+            return end.exit_code or 1
+        else:
+            # the library never started: the program made no ACL call, which is a run
+            # with an empty trace, as for a Python program (its own exit status stands)
+            trace = _empty_trace(env)
+    finally:
+        for leftover in (tmp, bridge.started_marker(tmp)):
+            if os.path.exists(leftover):
+                os.unlink(leftover)
     return int(write_outputs(trace, opts, end))
+
+
+def _empty_trace(env: dict[str, str]) -> Any:
+    """The trace of a run that made no ACL call, from a session with the run's options."""
+    from . import bridge
+    s = bridge.session_from_env(env)
+    s.close()
+    return s.finish()

@@ -28,10 +28,13 @@ def libascendcl() -> Path:
     return build.build()
 
 
-def acl_lab(*args: str, cwd: Path, timeout: float = 240) -> subprocess.CompletedProcess[str]:
-    """``acl-lab ARGS`` in a child process (its stdout and stderr captured)."""
+def acl_lab(*args: str, cwd: Path, timeout: float = 240,
+            env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """``acl-lab ARGS`` in a child process (its stdout and stderr captured; ``env``: extra
+    environment variables)."""
     return subprocess.run([sys.executable, "-m", "acl_lab", *args], cwd=cwd, text=True,
-                          capture_output=True, timeout=timeout, env=dict(os.environ))
+                          capture_output=True, timeout=timeout,
+                          env={**os.environ, **(env or {})})
 
 
 def compile_program(name: str, tmp_path: Path) -> Path:

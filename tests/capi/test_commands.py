@@ -43,11 +43,35 @@ def test_run_gate_and_default_outputs(libascendcl: Path, tmp_path: Path) -> None
     assert "leak" in proc.stderr and "leaky.cpp:5" in proc.stderr
 
 
-def test_program_without_acl_calls_says_so(libascendcl: Path, tmp_path: Path) -> None:
-    prog = _compile(tmp_path, "plain", "int main() { return 0; }\n")
-    proc = acl_lab("run", "--trace", str(tmp_path / "t.acltrace"), str(prog), cwd=tmp_path)
+def test_program_without_acl_calls_is_an_empty_run(libascendcl: Path, tmp_path: Path) -> None:
+    """No ACL call: the program's own exit status and an empty trace, as for Python."""
+    prog = _compile(tmp_path, "plain", "int main(int argc, char **argv) {\n"
+                    "    return std::atoi(argv[1]);\n}\n")
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    for status in (0, 4):
+        out = tmp_path / f"s{status}.json"
+        proc = acl_lab("run", "--trace", str(tmp_path / "t.acltrace"), "--summary", str(out),
+                       str(prog), str(status), cwd=tmp_path, env={"TMPDIR": str(scratch)})
+        assert proc.returncode == status, proc.stderr
+        summary = json.loads(out.read_text())
+        assert summary["exit_code"] == status
+        assert summary["stats"]["api_calls"] == 0 and summary["findings"] == []
+    assert list(scratch.iterdir()) == []  # no trace or marker left behind
+
+
+def test_program_ending_without_exit_handlers_says_so(libascendcl: Path,
+                                                      tmp_path: Path) -> None:
+    """ACL calls, then ``_exit``: no trace, and the message says why (not "no ACL call")."""
+    prog = _compile(tmp_path, "quick", "#include <unistd.h>\nint main() {\n"
+                    "    aclInit(nullptr);\n    _exit(0);\n}\n")
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    proc = acl_lab("run", "--trace", str(tmp_path / "t.acltrace"), str(prog), cwd=tmp_path,
+                   env={"TMPDIR": str(scratch)})
     assert proc.returncode == 1
-    assert "without writing its trace" in proc.stderr
+    assert "without running its exit handlers" in proc.stderr
+    assert list(scratch.iterdir()) == []
 
 
 def test_cc_passes_the_compiler_error_through(libascendcl: Path, tmp_path: Path) -> None:
