@@ -203,7 +203,8 @@ class GradeOptions:
     timeout: float = DEFAULT_TIMEOUT_S
     memory_mb: int = DEFAULT_MEMORY_MB
     exercise_ids: tuple[str, ...] = ()
-    jobs: int = 1
+    #: notebooks graded at the same time; None: one per core (``worker_count``)
+    jobs: int | None = None
     include_figures: bool = True
     release: Path | None = None
     sandbox: bool = True
@@ -613,6 +614,13 @@ def plan_jobs(submissions: dict[str, list[Path]], root: Path, opts: GradeOptions
     return jobs, [known[i] for i in ids], notes
 
 
+def worker_count(jobs: int | None, notebooks: int) -> int:
+    """How many notebooks are graded at the same time: ``jobs``, by default every core
+    (``os.cpu_count()``), never more than there are notebooks and at least one."""
+    wanted = jobs if jobs is not None else (os.cpu_count() or 1)
+    return max(1, min(wanted, notebooks))
+
+
 def grade_submissions(root: Path, out: Path, opts: GradeOptions,
                       progress: IO[str] | None = None) -> list[LearnerOutcome]:
     """Grade every learner under ``root``; write ``grades.csv`` and the feedback pages.
@@ -620,7 +628,8 @@ def grade_submissions(root: Path, out: Path, opts: GradeOptions,
     Args:
         root: the submissions folder (one folder per learner).
         out: the output folder (created).
-        opts: time and memory limits, exercise filter, parallel jobs, figures, release.
+        opts: time and memory limits, exercise filter, parallel jobs (default every core,
+            see ``worker_count``), figures, release.
         progress: where the progress bar goes (default: stderr).
 
     Returns:
@@ -637,9 +646,10 @@ def grade_submissions(root: Path, out: Path, opts: GradeOptions,
         with contextlib.suppress(Exception):
             ex.make_args(0)
     flat = [j for learner in jobs for j in jobs[learner]]
+    workers = worker_count(opts.jobs, len(flat))
     stream.write(f"acl-lab grade: {len(submissions)} learner(s), {len(flat)} notebook(s), "
                  f"{len(expected)} exercise(s); time limit {opts.timeout:g} s, memory "
-                 f"limit {opts.memory_mb} MiB per notebook\n")
+                 f"limit {opts.memory_mb} MiB per notebook; {workers} at a time\n")
     stream.flush()
     bar = _Progress(len(flat), stream)
     results: dict[tuple[str, str], NotebookOutcome] = {}
@@ -657,8 +667,8 @@ def grade_submissions(root: Path, out: Path, opts: GradeOptions,
         total = sum(e.total for e in nb.exercises)
         bar.step(f"{job.learner}/{job.name}: {score}/{total} points ({nb.seconds:.1f} s)")
 
-    if opts.jobs > 1:
-        with ThreadPoolExecutor(max_workers=opts.jobs) as pool:
+    if workers > 1:
+        with ThreadPoolExecutor(max_workers=workers) as pool:
             list(pool.map(work, flat))
     else:
         for job in flat:
@@ -810,8 +820,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help=f"address-space limit per notebook in MiB (default {DEFAULT_MEMORY_MB})")
     p.add_argument("--exercise", action="append", default=[], metavar="ID",
                    help="grade only this exercise (repeatable)")
-    p.add_argument("--jobs", type=int, default=1, metavar="N",
-                   help="notebooks graded at the same time (default 1)")
+    p.add_argument("--jobs", type=int, default=None, metavar="N",
+                   help="notebooks graded at the same time (default: one per core, "
+                        f"{os.cpu_count() or 1} here)")
     p.add_argument("--no-figures", action="store_true",
                    help="feedback pages without figures (smaller; no plotly.js)")
     p.add_argument("--no-sandbox", action="store_true",
@@ -830,7 +841,7 @@ def main(opts: argparse.Namespace) -> int:
         print(f"acl-lab grade: {root}: no such folder (expected one folder per learner, "
               "each holding that learner's notebooks)", file=sys.stderr)
         return 2
-    if opts.timeout <= 0 or opts.memory_mb <= 0 or opts.jobs < 1:
+    if opts.timeout <= 0 or opts.memory_mb <= 0 or (opts.jobs is not None and opts.jobs < 1):
         print("acl-lab grade: --timeout, --memory-mb and --jobs must be positive",
               file=sys.stderr)
         return 2
