@@ -8,6 +8,12 @@ runtime is not called), publishes the API-call hook with the caller's file:line,
 caller's clock. ``DeadlockError`` is the one exception that passes through: a hang has no
 return code.
 
+Under the decorator sits a transport, the way HTTPX puts one under its client: the wrapper
+parses and finds the caller's site, then hands ``(args, file, line)`` to the bound call of the
+current ``Transport``. ``InProcess`` (the default) runs the runtime on this process's Session;
+``acl_lab.transport.Pipe`` forwards the call to an emulator process (``acl-lab grade`` uses it
+so that the trace is recorded outside the learner's reach). ``set_transport`` switches.
+
 Format letters are the binding's (CPython's ``PyArg_ParseTuple`` rules): ``i`` int32, ``h``
 int16 and ``b`` uint8 (range-checked), ``l``/``L`` int64, ``I``/``H``/``B`` unsigned 32/16/8
 bits (masked, no overflow check), all of which take any object with ``__index__`` (numpy
@@ -175,6 +181,107 @@ def _after_exit_code(name: str) -> int:
         else _UNINITIALIZE
 
 
+class ApiSpec:
+    """What the decorator knows of one emulated function, handed to a transport's ``bind``.
+
+    ``shape`` is the return expression over ``value`` and ``ret`` (``"ret"``,
+    ``"(value, ret)"``, ``"(*value, ret)"``, ``"value"`` or ``"None"``); ``ptrs`` the bit mask
+    of the pointer (``p``) arguments; ``slot[0]`` the transport's bound call the generated
+    wrapper makes (rebound by ``set_transport``).
+    """
+
+    __slots__ = ("cname", "default", "fmt", "impl", "launch", "name", "out", "ptrs", "shape",
+                 "slot")
+
+    def __init__(self, name: str, cname: str, fmt: str, out: int | str, launch: bool,
+                 default: Any, impl: Callable[..., Any], ptrs: int, shape: str) -> None:
+        self.name, self.cname, self.fmt, self.out = name, cname, fmt, out
+        self.launch, self.default, self.impl = launch, default, impl
+        self.ptrs, self.shape = ptrs, shape
+        self.slot: list[Callable[[tuple[Any, ...], str, int], Any]] = [_unbound]
+
+
+def _unbound(args: tuple[Any, ...], file: str, line: int) -> Any:  # pragma: no cover
+    raise RuntimeError("acl_api wrapper called before its transport was bound")
+
+
+class Transport:
+    """Where a parsed pyACL call goes: the seam under ``@acl_api``.
+
+    The decorator parses the arguments and finds the caller's site, then calls the bound
+    function ``bind(spec)`` returned, as ``call(args, file, line)``, on the calling thread
+    (the calling thread is the thread that makes that call). ``InProcess`` runs the runtime
+    here; ``acl_lab.transport.Pipe`` forwards the call to an emulator in another process.
+    """
+
+    def bind(self, spec: ApiSpec) -> Callable[[tuple[Any, ...], str, int], Any]:
+        """The function that carries out calls of ``spec``: ``(args, file, line) -> result``
+        (already shaped like the pyACL function's return)."""
+        raise NotImplementedError
+
+
+class InProcess(Transport):
+    """The default transport: run the implementation on this process's Session.
+
+    Publishes the API-call hook with the caller's site, maps ``AclError`` to its code, shapes
+    the return and advances the device to the caller's clock. The bound call is generated per
+    function (like the wrapper) so the common call costs what it cost before the seam.
+    """
+
+    def bind(self, spec: ApiSpec) -> Callable[[tuple[Any, ...], str, int], Any]:
+        """The in-process call of ``spec`` (see the class docstring)."""
+        src = f"""def call(args, file, line):
+    s = _current()
+    if s is None:  # interpreter shutdown, no session: ACL is gone (see AFTER_EXIT)
+        value, ret = DEFAULT, AFTER_EXIT
+        return {spec.shape}
+    with s.lock:
+        th, cid, _ = s.api_enter(NAME, s.profile.{"launch_call_ns" if spec.launch
+                                                   else "api_call_ns"},
+                                 args, PTRS, file, line)
+        try:
+            value = IMPL(s, th, cid, *args)
+            ret = 0
+        except AclError as e:
+            ret = s.fail(th, cid, e)
+            value = DEFAULT
+        except BaseException:
+            s.api_exit(th, cid, -1)
+            raise
+        s.api_exit(th, cid, ret)
+    return {spec.shape}
+"""
+        env: dict[str, Any] = {"NAME": spec.name, "PTRS": spec.ptrs,
+                               "_current": current_session, "AclError": AclError,
+                               "IMPL": spec.impl, "DEFAULT": spec.default,
+                               "AFTER_EXIT": _after_exit_code(spec.name)}
+        exec(compile(src, f"<acl_api {spec.name} in-process>", "exec"), env)
+        fn: Callable[[tuple[Any, ...], str, int], Any] = env["call"]
+        return fn
+
+
+#: The transport every wrapper is bound to (one-element list: rebound by set_transport).
+_TRANSPORT: list[Transport] = [InProcess()]
+
+
+def current_transport() -> Transport:
+    """The transport pyACL calls go through now (``InProcess`` unless one was set)."""
+    return _TRANSPORT[0]
+
+
+def set_transport(transport: Transport) -> Transport:
+    """Route every pyACL call through ``transport`` from now on; returns the previous one.
+
+    Every declared function is rebound at once, so a call never sees half of one transport.
+    """
+    previous = _TRANSPORT[0]
+    _TRANSPORT[0] = transport
+    for entry in list(_REGISTRY.values()):
+        spec: ApiSpec = entry["spec"]
+        spec.slot[0] = transport.bind(spec)
+    return previous
+
+
 def acl_api(name: str, cname: str, fmt: str, out: int | str = 0, launch: bool = False,
             default: Any = 0) -> Callable[[F], F]:
     """Declare an emulated pyACL function.
@@ -191,7 +298,8 @@ def acl_api(name: str, cname: str, fmt: str, out: int | str = 0, launch: bool = 
 
     The implementation receives ``(session, thread, call_id, *parsed_args)`` and returns the
     output value (a tuple when ``out > 1``). The wrapper is generated with the exact
-    positional parameters so the common, well-typed call is checked without a loop.
+    positional parameters so the common, well-typed call is checked without a loop; after
+    parsing it hands ``(args, file, line)`` to the current transport's bound call.
     """
     letters = fmt.replace("|", "")
     ptrs = sum(1 << i for i, c in enumerate(letters) if c == "p")
@@ -230,37 +338,20 @@ def acl_api(name: str, cname: str, fmt: str, out: int | str = 0, launch: bool = 
             head = (f"def {impl.__name__}(*args, **kw):\n"
                     f"    if kw:\n        raise _no_keywords(NAME)\n"
                     f"    args = _parse(NAME, FMT, args)\n")
-        src = head + f"""    s = _current()
-    if s is None:  # interpreter shutdown, no session: ACL is gone (see AFTER_EXIT)
-        value, ret = DEFAULT, AFTER_EXIT
-        return {shape}
-    f = _getframe(1)
+        src = head + """    f = _getframe(1)
     file = f.f_code.co_filename
     site = FOREIGN.get(file)
     line = f.f_lineno if site is None else 0
     if site is not None:
         file, line = site()
-    with s.lock:
-        th, cid, _ = s.api_enter(NAME, s.profile.{"launch_call_ns" if launch else "api_call_ns"},
-                                 args, PTRS, file, line)
-        try:
-            value = IMPL(s, th, cid, *args)
-            ret = 0
-        except AclError as e:
-            ret = s.fail(th, cid, e)
-            value = DEFAULT
-        except BaseException:
-            s.api_exit(th, cid, -1)
-            raise
-        s.api_exit(th, cid, ret)
-    return {shape}
+    return CALL[0](args, file, line)
 """
+        spec = ApiSpec(name, cname, fmt, out, launch, default, impl, ptrs, shape)
+        _REGISTRY[name]["spec"] = spec
+        spec.slot[0] = _TRANSPORT[0].bind(spec)
         env: dict[str, Any] = {"_parse": _parse, "_no_keywords": _no_keywords,
                                "_M": _MISSING, "NAME": name, "FMT": fmt,
-                               "PTRS": ptrs, "_current": current_session,
-                               "_getframe": sys._getframe, "AclError": AclError,
-                               "IMPL": impl, "DEFAULT": default,
-                               "AFTER_EXIT": _after_exit_code(name),
+                               "_getframe": sys._getframe, "CALL": spec.slot,
                                "FOREIGN": _FOREIGN_CALLERS}
         exec(compile(src, f"<acl_api {name}>", "exec"), env)
         wrapper: Any = wraps(impl)(env[impl.__name__])
@@ -284,7 +375,7 @@ def register_foreign_caller(filename: str, site: Callable[[], tuple[str, int]]) 
 
 
 def registry() -> dict[str, dict[str, Any]]:
-    """Every declared pyACL function: name -> {cname, fmt, out, impl}."""
+    """Every declared pyACL function: name -> {cname, fmt, out, impl, spec}."""
     return dict(_REGISTRY)
 
 
