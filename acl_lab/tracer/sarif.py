@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from .summary import finding_sites
 
@@ -31,12 +32,19 @@ RULE_HELP = {
 
 
 def _location(file: str, line: int, base: Path, index: int | None = None) -> dict[str, Any]:
-    p = Path(file)
+    # artifactLocation.uri is a URI reference (SARIF 2.1.0 section 3.4.3; the schema's
+    # format "uri-reference"): a path's spaces, '#', '%' and non-ASCII letters are
+    # percent-encoded, and a path outside the base becomes an absolute file:// URI (a bare
+    # relative one would be resolved against whatever folder the viewer chooses).
     try:
-        rel = p.resolve().relative_to(base)
-        artifact: dict[str, Any] = {"uri": rel.as_posix(), "uriBaseId": "SRCROOT"}
-    except (ValueError, OSError):
-        artifact = {"uri": p.resolve().as_uri() if p.is_absolute() else p.as_posix()}
+        p = Path(file).resolve()
+    except (OSError, RuntimeError):  # a symlink loop: the path as given, made absolute
+        p = Path(os.path.abspath(file))
+    try:
+        rel = p.relative_to(base)
+        artifact: dict[str, Any] = {"uri": quote(rel.as_posix()), "uriBaseId": "SRCROOT"}
+    except ValueError:
+        artifact = {"uri": p.as_uri()}
     loc: dict[str, Any] = {"physicalLocation": {"artifactLocation": artifact,
                                                 "region": {"startLine": max(int(line), 1)}}}
     if index is not None:
