@@ -101,3 +101,119 @@ def test_context_puzzle_wrong_answers_fail_their_item(old: str, new: str,
     failed = {k for k, ok in _passed(report).items() if not ok}
     assert fails <= failed, report.text()
     assert report.score < report.total
+
+
+def _variant_of(pairs: list[tuple[str, str]], entry: str) -> Any:
+    """The solution's ``entry`` with each ``old`` replaced by its ``new`` (each once)."""
+    doc = json.loads(SOLUTION_NB.read_text())
+    (src,) = ["".join(c["source"]) for c in doc["cells"]
+              if "learner" in c.get("metadata", {}).get("tags", [])
+              and f"def {entry}(" in "".join(c["source"])]
+    for old, new in pairs:
+        assert src.count(old) == 1, old
+        src = src.replace(old, new)
+    ns = learner_namespace(SOLUTION_NB)
+    exec(compile(src, "variant", "exec"), ns)
+    return ns[entry]
+
+
+def _failed(report: Report) -> dict[str, str]:
+    return {r.item.id: r.reason for r in report.results if not r.passed}
+
+
+NEW_PARTS = (("10.3", "callback_copy"), ("10.4", "relu_blocks"))
+
+
+@pytest.mark.parametrize(("part", "entry"), NEW_PARTS)
+def test_new_puzzles_solution_passes_and_starter_scores_nothing(part: str, entry: str) -> None:
+    solved = _grade(learner_namespace(SOLUTION_NB)[entry], part=part)
+    assert solved.score == solved.total, solved.text()
+    starter = _grade(learner_namespace(EXERCISE_NB)[entry], part=part)
+    assert starter.score == 0, starter.text()
+
+
+def test_every_puzzle_the_issue_lists_exists_in_both_notebooks() -> None:
+    for nb in (EXERCISE_NB, SOLUTION_NB):
+        listed = json.loads(nb.read_text())["metadata"]["acl_lab"]["exercises"]
+        assert listed == ["10.1", "10.2", "10.3", "10.4"]
+    titles = [get_exercise(p).title for p in ("10.1", "10.2", "10.3", "10.4")]
+    for idea in ("one event", "one context per thread", "one callback", "one double-buffer"):
+        assert sum(idea in t for t in titles) == 1, (idea, titles)
+
+
+UNSUBSCRIBE = ("    check_ret(\"acl.rt.unsubscribe_report\", acl.rt.unsubscribe_report("
+               "reporter.ident, stream))\n")
+MAIN_THREAD = [  # the main thread subscribes itself and runs process_report before the sync
+    ("    reporter = threading.Thread(target=report)\n    reporter.start()\n",
+     "    reporter = threading.current_thread()\n"),
+    ("    check_ret(\"acl.rt.synchronize_stream\", acl.rt.synchronize_stream(stream))\n"
+     "    reporter.join()\n",
+     "    check_ret(\"acl.rt.process_report\", acl.rt.process_report(-1))\n"
+     "    check_ret(\"acl.rt.synchronize_stream\", acl.rt.synchronize_stream(stream))\n"),
+]
+
+
+@pytest.mark.parametrize(("pairs", "item", "reason"), [
+    ([(UNSUBSCRIBE, "")], "unsubscribed", "was never undone"),
+    (MAIN_THREAD, "report_thread", "ran on the main thread"),
+], ids=["never_unsubscribed", "processed_on_main_thread"])
+def test_callback_puzzle_wrong_answers_fail_with_their_reason(
+        pairs: list[tuple[str, str]], item: str, reason: str) -> None:
+    report = _grade(_variant_of(pairs, "callback_copy"), part="10.3")
+    failed = _failed(report)
+    assert set(failed) == {item}, report.text()
+    assert reason in failed[item]
+
+
+def test_callback_puzzle_call_budget_shows_the_measured_count() -> None:
+    ex = get_exercise("10.3")
+    run = run_exercise(ex, learner_namespace(SOLUTION_NB)["callback_copy"], seed=3)
+    (calls,) = [r for r in grade_run(ex, run).results if r.item.id == "calls"]
+    assert f"{run.trace.calls.rows} ACL calls" in calls.reason
+    assert len(run.trace.calls_named("acl.rt.process_report")) == 1
+
+
+ONE_STREAM = [
+    ("    compute, ret = acl.rt.create_stream()\n    check_ret(\"acl.rt.create_stream\", ret)\n",
+     "    compute = copy\n"),
+    ("    for stream in (copy, compute):\n", "    for stream in (copy,):\n"),
+]
+NO_FILL_WAIT = [("        check_ret(\"acl.rt.stream_wait_event\", acl.rt.stream_wait_event("
+                 "compute, filled[b]))\n", "")]
+BUFFER_PER_BLOCK = [("    for _ in range(2):  ", "    for _ in range(len(blocks)):  "),
+                    ("        b = i % 2\n", "        b = i\n"),
+                    ("        if i >= 2:  ", "        if i >= len(blocks):  ")]
+
+
+@pytest.mark.parametrize(("pairs", "items", "reason"), [
+    (ONE_STREAM, {"overlap", "time"}, "no copy in ran while a Relu ran"),
+    (NO_FILL_WAIT, {"no_race"}, "race"),
+    (BUFFER_PER_BLOCK, {"memory"}, "the budget is 1048576 bytes"),
+], ids=["serialised_on_one_stream", "missing_event_race", "buffer_per_block"])
+def test_double_buffer_wrong_answers_fail_with_their_reason(
+        pairs: list[tuple[str, str]], items: set[str], reason: str) -> None:
+    report = _grade(_variant_of(pairs, "relu_blocks"), part="10.4")
+    failed = _failed(report)
+    assert items <= set(failed), report.text()
+    assert any(reason in failed[i] for i in items), report.text()
+    assert report.score < report.total
+
+
+def test_double_buffer_budgets_show_the_measured_numbers() -> None:
+    from acl_lab.grading.exercises import ex10
+    from acl_lab.grading.exercises.ex06 import batch_window_ns
+
+    ex = get_exercise("10.4")
+    wide = _variant_of(BUFFER_PER_BLOCK, "relu_blocks")
+    for fn, peak in ((learner_namespace(SOLUTION_NB)["relu_blocks"], 2 * ex10.BLOCK_BYTES_104),
+                     (wide, ex10.BLOCKS_104 * ex10.BLOCK_BYTES_104)):
+        run = run_exercise(ex, fn, seed=5)
+        reasons = {r.item.id: r.reason for r in grade_run(ex, run).results}
+        assert f"at most {peak} bytes" in reasons["memory"]
+        window = batch_window_ns(run.trace, -1)
+        assert window is not None
+        assert f"took {(window[1] - window[0]) / 1e3:.1f} µs" in reasons["time"]
+        assert f"the budget is {ex10.time_budget_ns() / 1e3:.1f} µs" in reasons["time"]
+    # the yardstick is the one-stream version, and the budget lies between it and overlap
+    one = ex10.one_stream_ns()
+    assert ex10.time_budget_ns() < one

@@ -14,18 +14,32 @@ once, at the end), at most ``CALL_BUDGET_101`` ACL calls.
 10.2 "one context per thread": round-trip each chunk through the device in its own worker
 thread; each worker creates (and destroys) its own context, the main thread none. Budget:
 one context per worker, at most ``CALL_BUDGET_102`` ACL calls.
+
+10.3 "one callback": round-trip ``x`` on one stream and hand the copy over through one
+callback, run by a report thread's ``process_report`` (not the main thread's); the
+subscription is undone before the teardown. Budget: one callback, at most
+``CALL_BUDGET_103`` ACL calls.
+
+10.4 "one double-buffer": Relu six blocks with two device buffers used in turn, a copy
+stream and a compute stream ordered by events, so the copy in of block i+1 runs under the
+compute of block i. Budget: ``TIME_FACTOR_104`` of the virtual time the same work takes on
+one stream (``one_stream_ns``), which only overlap can meet, and ``MEMORY_BUDGET_104`` bytes
+of device memory (two blocks).
 """
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
 
-from ...tracer.schema import TASK_KINDS
+from ...runtime.session import Session, current_session, set_current_session
+from ...tracer.checks.base import human_bytes
+from ...tracer.schema import ALLOC_KINDS, TASK_KINDS
 from ..provenance import device_result
 from ..rubric import Exercise, Item, Run, Verdict, register
-from .ex06 import race_verdict
+from .ex06 import batch_window_ns, outputs_match, race_verdict
 
 #: Elements of the array 10.1 copies around.
 N_101 = 4096
@@ -198,5 +212,335 @@ register(Exercise(
         Item("calls", f"budget: at most {CALL_BUDGET_102} ACL calls", 1, _call_budget_102,
              "Per worker: a context, two buffers, two copies, the frees and the destroy.",
              "timeline"),
+    ),
+))
+
+
+# ------------------------------------------------------------------------------------- 10.3
+# Callbacks (CANN docs, "aclrtLaunchCallback" / "aclrtSubscribeReport"; the public sample
+# python/level2_simple_inference/.../acl_sample_callback follows the same shape): a callback
+# launched on a stream runs in the host thread subscribed to that stream, inside that
+# thread's aclrtProcessReport, once the work queued before it on the stream is done; the
+# subscription is undone with aclrtUnSubscribeReport before the stream goes away.
+#: Elements of the float32 array 10.3 copies to the device and back.
+N_103 = 2048
+#: At most this many ACL calls in 10.3 (the idea needs 19: setup, two copies, the
+#: subscription, one callback, one process_report, the unsubscribe and teardown).
+CALL_BUDGET_103 = 22
+_SUBSCRIBE = "acl.rt.subscribe_report"
+_UNSUBSCRIBE = "acl.rt.unsubscribe_report"
+_ENDS = ("acl.rt.destroy_stream", "acl.rt.reset_device", "acl.finalize")
+
+
+def args_103(seed: int) -> tuple[Any, ...]:
+    """The array to round-trip: ``N_103`` float32 values drawn from ``seed``."""
+    return (np.random.default_rng(seed).standard_normal(N_103).astype(np.float32),)
+
+
+def _correct_103(run: Run) -> Verdict:
+    want = args_103(run.seed)[0]
+    if (why := run.no_result()) is not None:
+        return False, why
+    if run.result is None:
+        return False, "your function returned None"
+    arr = np.asarray(run.result)
+    if arr.shape != want.shape:
+        return False, f"the result has shape {list(arr.shape)}, expected {list(want.shape)}"
+    if not np.array_equal(arr, want):
+        bad = int(np.count_nonzero(arr != want))
+        return False, f"{bad} of {want.size} values differ from x"
+    return True, "the result is x, handed over by the callback after the copy back"
+
+
+def _main_thread(trace: Any) -> int:
+    return int(trace.calls["thread"][0]) if trace.calls.rows else 0
+
+
+def _one_callback(run: Run) -> Verdict:
+    t = run.trace
+    launched = [c for c in t.calls_named("acl.rt.launch_callback")
+                if int(t.calls["ret"][c]) == 0]
+    ran = [j for j in range(t.callbacks.rows) if int(t.callbacks["start_ns"][j]) >= 0]
+    if len(launched) != 1:
+        return False, (f"the budget is one callback (acl.rt.launch_callback); your run "
+                       f"launched {len(launched)}")
+    if not ran:
+        return False, ("the callback was launched but never ran: it runs only inside "
+                       "acl.rt.process_report of the thread subscribed to its stream")
+    return True, "one callback, launched once and run once"
+
+
+def _report_thread(run: Run) -> Verdict:
+    t = run.trace
+    cb = t.callbacks
+    ran = [j for j in range(cb.rows) if int(cb["start_ns"][j]) >= 0]
+    if not ran:
+        return False, "no callback ran, so no report thread processed one"
+    main = _main_thread(t)
+    threads = t.calls["thread"]
+    for j in ran:
+        th = int(cb["thread"][j])
+        if th == main:
+            launch = int(t.tasks["call"][int(cb["task"][j])])
+            file, line = t.call_site(launch)
+            return False, (f"the callback launched at {file}:{line} ran on the main thread, "
+                           "inside its own acl.rt.process_report: the puzzle asks for a "
+                           "report thread (subscribe another thread's id, and call "
+                           "process_report there) so the main thread is free to queue work")
+        polls = [c for c in t.calls_named("acl.rt.process_report") if int(threads[c]) == th]
+        if not polls:
+            return False, f"the callback ran in thread {th}, which never called process_report"
+    return True, "the callback ran in the report thread, inside its acl.rt.process_report"
+
+
+def _unsubscribed(run: Run) -> Verdict:
+    t = run.trace
+    rets = t.calls["ret"]
+    subs = [c for c in t.calls_named(_SUBSCRIBE) if int(rets[c]) == 0]
+    unsubs = [c for c in t.calls_named(_UNSUBSCRIBE) if int(rets[c]) == 0]
+    if not subs:
+        return False, f"no successful {_SUBSCRIBE}: nothing to undo"
+    if len(unsubs) < len(subs):
+        file, line = t.call_site(subs[-1])
+        return False, (f"the subscription made at {file}:{line} was never undone: call "
+                       f"{_UNSUBSCRIBE}(tid, stream) once the callback has run, before the "
+                       "stream is destroyed")
+    ends = [c for name in _ENDS for c in t.calls_named(name)]
+    late = [c for c in unsubs if ends and c > min(ends)]
+    if late:
+        file, line = t.call_site(late[0])
+        return False, (f"{_UNSUBSCRIBE} at {file}:{line} comes after the stream or device "
+                       "was torn down: undo the subscription first")
+    return True, "the subscription was undone before the teardown"
+
+
+def _call_budget_103(run: Run) -> Verdict:
+    t = run.trace
+    n = t.calls.rows
+    polls = len(t.calls_named("acl.rt.process_report"))
+    text = f"{n} ACL calls ({polls} of them acl.rt.process_report)"
+    if n > CALL_BUDGET_103:
+        return False, (f"your run made {text}; the budget is {CALL_BUDGET_103}: one "
+                       "process_report(-1), started once the stream is subscribed, runs the "
+                       "one callback")
+    return True, f"{text}, within the budget of {CALL_BUDGET_103}"
+
+
+register(Exercise(
+    id="10.3",
+    title="puzzle: one callback",
+    entry="callback_copy",
+    make_args=args_103,
+    items=(
+        Item("correct", "returns x, handed over by the callback after the copy back", 2,
+             device_result(_correct_103, work=("H2D",)),
+             "The callback runs after the work queued before it on its stream: what is in "
+             "the pinned host buffer by then?", "timeline"),
+        Item("one_callback", "budget: exactly one launch_callback, and it ran", 1,
+             _one_callback, "A launched callback runs only inside process_report.",
+             "timeline"),
+        Item("report_thread", "the callback runs in a report thread (not the main thread), "
+             "inside its process_report", 2, _report_thread,
+             "subscribe_report takes the id of the thread that will call process_report.",
+             "timeline"),
+        Item("unsubscribed", "the subscription is undone (unsubscribe_report) before the "
+             "teardown", 1, _unsubscribed,
+             "Every subscribe_report has its unsubscribe_report.", "timeline"),
+        Item("calls", f"budget: at most {CALL_BUDGET_103} ACL calls", 1, _call_budget_103,
+             "Count the report thread's calls too: one process_report is enough.",
+             "timeline"),
+    ),
+))
+
+
+# ------------------------------------------------------------------------------------- 10.4
+# Double buffering: stream order holds within a stream only, and an event recorded on one
+# stream and waited on by another orders the two (CANN docs, aclrtRecordEvent /
+# aclrtStreamWaitEvent). Copies and AI-core work run on separate engines, so a copy on one
+# stream can run under a kernel of another (runtime/profiles.py: copy_engines).
+#: Blocks of 10.4 and the shape of each (float32): 512 KiB a block.
+BLOCKS_104 = 6
+SHAPE_104 = (256, 512)
+BLOCK_BYTES_104 = SHAPE_104[0] * SHAPE_104[1] * 4
+#: Device memory budget: two blocks' buffers live at once (bytes requested).
+MEMORY_BUDGET_104 = 2 * BLOCK_BYTES_104
+#: Time budget: this share of the virtual time the same work takes queued on one stream.
+TIME_FACTOR_104 = 0.8
+ACL_FLOAT, ACL_FORMAT_ND = 0, 2
+ACL_MEMCPY_HOST_TO_DEVICE, ACL_MEMCPY_DEVICE_TO_HOST = 1, 2
+ACL_MEM_MALLOC_NORMAL_ONLY = 2
+NPY_FLOAT32 = 11
+
+
+def args_104(seed: int) -> tuple[Any, ...]:
+    """``BLOCKS_104`` float32 blocks of ``SHAPE_104`` drawn from ``seed``."""
+    rng = np.random.default_rng(seed)
+    return ([rng.standard_normal(SHAPE_104).astype(np.float32) for _ in range(BLOCKS_104)],)
+
+
+def one_stream_relu(blocks: list[np.ndarray]) -> list[np.ndarray]:
+    """The budget's yardstick: every block copied in, Relu'd in place and copied back, all
+    queued on one stream (no host wait until the end), in one device buffer. Runs against
+    the current Session's emulated ``acl``."""
+    from ... import acl as emulated
+
+    acl: Any = emulated  # called as a program calls pyACL: (value, ret) pairs, codes
+
+    def ok(name: str, ret: int) -> None:
+        if ret != 0:
+            raise RuntimeError(f"{name} failed, ret={ret}")
+
+    shape, n = blocks[0].shape, blocks[0].nbytes
+    ok("acl.init", acl.init())
+    ok("acl.rt.set_device", acl.rt.set_device(0))
+    stream, ret = acl.rt.create_stream()
+    ok("acl.rt.create_stream", ret)
+    desc = acl.create_tensor_desc(ACL_FLOAT, list(shape), ACL_FORMAT_ND)
+    attr = acl.op.create_attr()
+    dev, ret = acl.rt.malloc(n, ACL_MEM_MALLOC_NORMAL_ONLY)
+    ok("acl.rt.malloc", ret)
+    buf = acl.create_data_buffer(dev, n)
+    hosts = []
+    for x in blocks:
+        host, ret = acl.rt.malloc_host(n)
+        ok("acl.rt.malloc_host", ret)
+        acl.util.ptr_to_numpy(host, shape, NPY_FLOAT32)[...] = x
+        hosts.append(host)
+    for host in hosts:
+        ok("acl.rt.memcpy_async", acl.rt.memcpy_async(dev, n, host, n,
+                                                      ACL_MEMCPY_HOST_TO_DEVICE, stream))
+        ok("acl.op.execute_v2", acl.op.execute_v2("Relu", [desc], [buf], [desc], [buf], attr,
+                                                  stream))
+        ok("acl.rt.memcpy_async", acl.rt.memcpy_async(host, n, dev, n,
+                                                      ACL_MEMCPY_DEVICE_TO_HOST, stream))
+    ok("acl.rt.synchronize_stream", acl.rt.synchronize_stream(stream))
+    out = [acl.util.ptr_to_numpy(h, shape, NPY_FLOAT32).copy() for h in hosts]
+    acl.destroy_data_buffer(buf)
+    ok("acl.rt.free", acl.rt.free(dev))
+    for host in hosts:
+        ok("acl.rt.free_host", acl.rt.free_host(host))
+    acl.op.destroy_attr(attr)
+    acl.destroy_tensor_desc(desc)
+    ok("acl.rt.destroy_stream", acl.rt.destroy_stream(stream))
+    ok("acl.rt.reset_device", acl.rt.reset_device(0))
+    ok("acl.finalize", acl.finalize())
+    return out
+
+
+@lru_cache(maxsize=8)
+def one_stream_ns(profile: str = "Ascend310P3") -> int:
+    """Virtual time of ``one_stream_relu`` from the first block's copy in to the last
+    block's copy back, in a fresh Session of ``profile`` (it depends only on the shapes)."""
+    previous = current_session(create=False)
+    session = Session(profile=profile)
+    set_current_session(session)
+    try:
+        one_stream_relu(args_104(0)[0])
+        trace = session.trace()
+    finally:
+        set_current_session(previous)
+        session.close()
+    window = batch_window_ns(trace, -1)
+    assert window is not None
+    return window[1] - window[0]
+
+
+def time_budget_ns(profile: str = "Ascend310P3") -> int:
+    """10.4's time budget: ``TIME_FACTOR_104`` of ``one_stream_ns(profile)``."""
+    return int(TIME_FACTOR_104 * one_stream_ns(profile))
+
+
+def _profile(run: Run) -> str:
+    return str(run.trace.meta.get("profile", "Ascend310P3"))
+
+
+def _correct_104(run: Run) -> Verdict:
+    want = [np.maximum(b, 0) for b in args_104(run.seed)[0]]
+    if (why := run.no_result()) is not None:
+        return False, why
+    ok, why = outputs_match(run.result, want, "blocks")
+    return ok, why if not ok else f"all {len(want)} blocks came back as relu(block)"
+
+
+def _intervals(trace: Any, kind: str) -> list[tuple[int, int]]:
+    t = trace.tasks
+    rows = np.nonzero((t["kind"] == TASK_KINDS.index(kind)) & (t["start_ns"] >= 0)
+                      & (t["end_ns"] >= 0))[0]
+    return [(int(t["start_ns"][i]), int(t["end_ns"][i])) for i in rows]
+
+
+def _overlap(run: Run) -> Verdict:
+    copies = _intervals(run.trace, "H2D")
+    kernels = _intervals(run.trace, "kernel")
+    if not copies or not kernels:
+        return False, "your run has no copy in and no Relu on the device"
+    under = sum(1 for a, b in copies if any(a < d and c < b for c, d in kernels))
+    if not under:
+        return False, ("no copy in ran while a Relu ran: with one stream (or a host wait "
+                       "between blocks) every copy waits for the compute before it")
+    return True, f"{under} of {len(copies)} copies in ran while a Relu ran"
+
+
+def _time_budget(run: Run) -> Verdict:
+    window = batch_window_ns(run.trace, -1)
+    if window is None:
+        return False, "no block was copied to the device and back"
+    mine = window[1] - window[0]
+    one = one_stream_ns(_profile(run))
+    budget = time_budget_ns(_profile(run))
+    text = (f"the blocks took {mine / 1e3:.1f} µs of virtual time from the first copy in to "
+            f"the last copy back; the budget is {budget / 1e3:.1f} µs "
+            f"({TIME_FACTOR_104:.0%} of the {one / 1e3:.1f} µs the same work takes on one "
+            "stream)")
+    return mine <= budget, text
+
+
+def peak_requested_device_bytes(trace: Any) -> int:
+    """Most device (and DVPP) bytes requested and live at once, in call order."""
+    a, f = trace.allocs, trace.frees
+    dev = (a["kind"] == ALLOC_KINDS.index("device")) | (a["kind"] == ALLOC_KINDS.index("dvpp"))
+    steps = [(int(a["call"][i]), int(a["requested"][i])) for i in np.nonzero(dev)[0]]
+    steps += [(int(f["call"][j]), -int(a["requested"][int(f["alloc"][j])]))
+              for j in range(f.rows) if int(f["alloc"][j]) >= 0 and dev[int(f["alloc"][j])]]
+    peak = cur = 0
+    for _, delta in sorted(steps):
+        cur += delta
+        peak = max(peak, cur)
+    return peak
+
+
+def _memory_budget(run: Run) -> Verdict:
+    peak = peak_requested_device_bytes(run.trace)
+    text = (f"at most {peak} bytes ({human_bytes(peak)}) of device memory were live at once; "
+            f"the budget is {MEMORY_BUDGET_104} bytes ({human_bytes(MEMORY_BUDGET_104)}, two "
+            "blocks)")
+    return peak <= MEMORY_BUDGET_104, text
+
+
+register(Exercise(
+    id="10.4",
+    title="puzzle: one double-buffer",
+    entry="relu_blocks",
+    make_args=args_104,
+    items=(
+        Item("correct", "returns relu(block) for every block, in block order", 2,
+             device_result(_correct_104, work=("kernel",)),
+             "A buffer may be refilled only after the block in it has been copied back.",
+             "timeline"),
+        Item("no_race", "no race finding: each buffer is refilled only after its block was "
+             "copied back, and computed only after it was filled", 2, race_verdict,
+             "Which event tells the compute stream a buffer is full, and which tells the "
+             "copy stream it is free again?", "race_view",
+             claims=("race", "wait_before_record", "uninitialized_read")),
+        Item("overlap", "the copy in of one block runs while another block is computed", 1,
+             _overlap, "Work on one stream runs in order: use a copy stream and a compute "
+             "stream.", "overlap_figure"),
+        Item("time", f"budget: at most {TIME_FACTOR_104:.0%} of the virtual time the same "
+             "work takes on one stream (the notebook prints it in µs)", 2, _time_budget,
+             "Only overlap can meet it: the copy of block i+1 under the compute of block i.",
+             "overlap_figure"),
+        Item("memory", f"budget: at most {MEMORY_BUDGET_104} bytes of device memory live at "
+             "once (two blocks)", 1, _memory_budget,
+             "Two buffers, used in turn (block i in buffer i % 2).", "memory_map"),
     ),
 ))
