@@ -13,7 +13,7 @@ Memory bound (``Session(trace_limit_bytes=...)``, env ``ACL_LAB_TRACE_LIMIT_MB``
   it succeeded, wrote no row to any other table while it ran (no allocation, free, object,
   destroy, task, edge, sync, callback or diagnostic), has no pointer argument and is not one
   the checks read by name. Only the newest row is dropped this way, so nothing refers to it.
-* Tasks (``_TaskShedder``): once a task has finished (its data effects applied) the recorder
+* Tasks (``shedding.TaskShedder``): once a task has finished (its data effects applied) the recorder
   decides whether to keep it. It keeps every task that failed, read uninitialised bytes,
   touched memory that is already freed (a free in flight), that a kept event wait refers to,
   the first ``TASK_KEEP_PER_SITE`` tasks of each signature (stream, kind, call site, the
@@ -42,7 +42,6 @@ from __future__ import annotations
 import struct
 from array import array
 from bisect import bisect_left
-from collections import deque
 from operator import attrgetter
 from typing import Any
 
@@ -58,8 +57,8 @@ from .schema import (
     ARG_PTR,
     ARG_STR,
     TABLES,
-    TASK_KINDS,
 )
+from .shedding import TASK_KEEP_PER_SITE, WAIT, TaskShedder
 from .sites import cell_name
 from .sources import SOURCE_LINES, capture
 
@@ -132,9 +131,6 @@ _ROWS = attrgetter("n")
 _NEVER = 1 << 62
 #: Tables that only the call itself writes (every other table's rows make a call needed).
 _OWN_TABLES = ("calls", "args")
-#: While shedding, the first this many tasks of each signature (stream, kind, call site,
-#: allocation sites touched, read/write) are kept; later ones may be left out.
-TASK_KEEP_PER_SITE = 4
 #: Rows left out of the middle of the tables are removed once the trace reaches this share
 #: of its limit (in sixteenths) ...
 _COMPACT_AT = 14
@@ -171,10 +167,10 @@ class Recorder:
         #: Dropped calls per API name, and the site of the first one.
         self.dropped: dict[str, int] = {}
         self.first_dropped: tuple[str, int] | None = None
-        #: Task shedding (``_TaskShedder``): None until shedding starts. From then on task ids
-        #: map to rows like call ids: identity below ``_tshed_tid``, ``_row_tids`` above.
-        self._ts: _TaskShedder | None = None
-        self._tshed_tid = _NEVER
+        #: Task shedding (``TaskShedder``): None until shedding starts. From then on task ids
+        #: map to rows like call ids: identity below ``shed_tid``, ``_row_tids`` above.
+        self._ts: TaskShedder | None = None
+        self.shed_tid = _NEVER
         self._tshed_row = 0
         self._row_tids = array("q")
         #: Row counts of every table when shedding started (rows before are never removed).
@@ -183,11 +179,11 @@ class Recorder:
         self._compact_min = max(1, limit_bytes // _COMPACT_MIN)
         self._next_compact = 0
         #: Calls made while shedding with a pointer into freed memory (never dropped).
-        self._freed_ptr_calls: set[int] = set()
+        self.freed_ptr_calls: set[int] = set()
         #: recorded file -> the name shown for it (a notebook cell's temporary file: the cell).
         self._shown_files: dict[str, str] = {}
         #: (call id, (file id, line)) of the newest call while shedding.
-        self._call_site: tuple[int, tuple[int, int]] = (-1, (-1, 0))
+        self.newest_site: tuple[int, tuple[int, int]] = (-1, (-1, 0))
         #: Largest footprint seen at a compaction check, and the tasks undecided then.
         self._peak_over: tuple[int, int] = (0, 0)
         #: Dropped tasks per API name, and the first one (task id, site).
@@ -233,7 +229,7 @@ class Recorder:
 
     def task_row(self, tid: int) -> int:
         """The tasks row of runtime task id ``tid`` (-1 for a dropped task)."""
-        if tid < self._tshed_tid:
+        if tid < self.shed_tid:
             return tid
         rows = self._row_tids
         n = len(rows)
@@ -314,8 +310,8 @@ class Recorder:
     def _start_task_shedding(self) -> None:
         """Shedding starts: remember where the tables stand and start deciding on tasks."""
         self._zone = {name: tab.n for name, tab in self.tables.items()}
-        self._tshed_tid = self._tshed_row = self._tasks.n
-        self._ts = _TaskShedder(self)
+        self.shed_tid = self._tshed_row = self._tasks.n
+        self._ts = TaskShedder(self)
 
     def _maybe_compact(self, cid: int) -> None:
         """Remove left-out rows when the trace nears its limit (checked every few calls), and
@@ -425,7 +421,7 @@ class Recorder:
         ts.dead_sync_cids.clear()
         ts.dead_bytes = 0
         self._open.clear()  # their saved row numbers are stale: keep those calls
-        self._freed_ptr_calls.intersection_update(ts.call_tasks)
+        self.freed_ptr_calls.intersection_update(ts.call_tasks)
 
     def _count_dropped(self, rows: dict[str, np.ndarray], tids: np.ndarray,
                        cids: np.ndarray, tdead: np.ndarray) -> None:
@@ -499,7 +495,7 @@ class Recorder:
                         if not r:
                             r = mem.find_freed(a)
                             if r is not None and cid >= self._shed_cid:
-                                self._freed_ptr_calls.add(cid)  # never dropped
+                                self.freed_ptr_calls.add(cid)  # never dropped
                         row = self._region_rows.get(r.id) if r is not None else None
                         if row is not None:
                             flat += (ARG_PTR, (row << schema.PTR_SHIFT) | (a - r.addr))
@@ -519,7 +515,7 @@ class Recorder:
                                             min(nargs, 127))
         self._calls.n += 1
         if cid >= self._shed_cid:
-            self._call_site = (cid, (f, line))  # the site of the tasks this call queues
+            self.newest_site = (cid, (f, line))  # the site of the tasks this call queues
 
     def _encode(self, a: Any) -> tuple[int, int]:
         if a is None:
@@ -612,14 +608,14 @@ class Recorder:
             self._set_task_times(t.id, t.start, t.end)
             return
         self._set_task_times(self.task_row(t.id), t.start, t.end)
-        if not ts.off and t.kind == _WAIT:
+        if not ts.off and t.kind == WAIT:
             ts.placed(t)
 
     def on_task_status(self, t: Any) -> None:
         ts = self._ts
         if ts is not None and not ts.off:
             ts.needed.add(t.id)
-            if t.kind == _WAIT:
+            if t.kind == WAIT:
                 ts.placed(t)  # a wait that never runs will not be placed: stop waiting for it
         self.tables["failures"].append(self.task_row(t.id), t.status, self.s(t.reason))
 
@@ -686,476 +682,6 @@ class Recorder:
         # the cited lines' text, so the trace shows them from any folder (sources.py)
         meta[SOURCE_LINES] = capture(self.strings, cols["calls"]["file"], cols["calls"]["line"])
         return Trace.from_columns(self.strings, cols, meta)
-
-
-_K = {name: i for i, name in enumerate(TASK_KINDS)}
-_RECORD, _WAIT, _RESET, _CALLBACK = (_K["event_record"], _K["event_wait"], _K["event_reset"],
-                                     _K["callback"])
-#: syncs.kind values (runtime SYNC_*) and the return codes of a wait that timed out.
-_SYNC_STREAM, _SYNC_DEVICE, _SYNC_EVENT, _SYNC_REPORT = 0, 1, 2, 3
-_TIMEOUTS = (507046, 507047)
-#: Knowledge key of the host thread's own timeline (the race check's ``-1 - thread``).
-_HOST = -1
-
-#: What a point of the program is known to come after, as the race check will see it:
-#: timeline key -> the latest *kept* task with memory accesses on that timeline. Streams are
-#: keyed by object id, the host thread by ``_HOST``; tuple keys are tokens for what happened
-#: before shedding started (all of it kept): ``("thread",)``, ``("stream", oid)``,
-#: ``("task", id)``. Clocks are shared, never changed once made.
-Know = dict[Any, int]
-#: A task's signature (stream, kind, call site, (allocation site, write) per access) and the
-#: newest epoch of the allocation sites it touches when it was queued.
-Sig = tuple[tuple[Any, ...], int]
-
-
-def _join(a: Know, b: Know) -> Know:
-    """Everything ``a`` or ``b`` knows (``a`` itself when ``b`` adds nothing)."""
-    if not b or a is b:
-        return a
-    if not a:
-        return b
-    out: Know | None = None
-    get = a.get
-    for k, v in b.items():
-        if get(k, -1) < v:
-            if out is None:
-                out = dict(a)
-            out[k] = v
-    return a if out is None else out
-
-
-def _covers(a: Know, b: Know) -> bool:
-    """Does ``a`` know everything ``b`` knows?"""
-    get = a.get
-    return all(get(k, -1) >= v for k, v in b.items())
-
-
-class _TaskShedder:
-    """Decides, while shedding, which finished tasks can be left out of the trace.
-
-    Why leaving a task out never makes the race check report a false race: the check orders
-    two kept accesses when a happens-before path joins them. With one host thread, a path
-    through a left-out task T on stream S runs (a) along S, (b) from T's submitting call, or
-    (c) from the event record a left-out wait waited for. (a) still holds between the kept
-    tasks around T (stream order by id). (b) is the host thread's program order, which every
-    later call, sync and task submission of that thread carries anyway. (c) is the one thing
-    only the wait carries, so a wait is left out only when its record's clock adds nothing to
-    what its stream and the thread already knew (``_covers``); a record is left out only when
-    no kept wait refers to it, no later wait can (a newer record exists, every wait is
-    placed), and a host sync that resolved to it finds the same knowledge at the previous
-    kept record; a host sync is left out only when it adds nothing to what the thread knew.
-    The clocks here mirror ``checks.ordering``: stream order, submission, event edges,
-    stream/device/event syncs and host tasks. Anything they cannot follow (a second thread,
-    callbacks, a drain whose streams the trace does not name) stops task shedding: from then
-    on every task is kept, which is always safe.
-
-    What can be missed (and the ``trace_truncated`` warning says so): a race whose two
-    accesses are both at sites already kept ``TASK_KEEP_PER_SITE`` times (since the last new
-    signature on their allocation sites), and a race whose *earlier* access is an instance of
-    an old site left out before the new site appeared.
-    """
-
-    def __init__(self, rec: Recorder) -> None:
-        self.rec = rec
-        self.session = rec.session
-        #: Why task shedding stopped ("" while it runs).
-        self.off = ""
-        #: Kept tasks per signature.
-        self.kept: dict[tuple[Any, ...], tuple[int, int]] = {}
-        #: Signatures seen, and per allocation site the newest "epoch": a new signature that
-        #: touches a site starts one, and every signature touching that site then keeps its
-        #: first tasks again (a race needs both of its sites kept, the new one's partner too).
-        self.seen: set[tuple[Any, ...]] = set()
-        self.site_epoch: dict[tuple[int, int], int] = {}
-        self.epoch = 0
-        #: Undecided stream tasks per stream (in id order), and host tasks of the open call.
-        self.pending: dict[int, deque[Any]] = {}
-        self.host: list[Any] = []
-        #: Undecided task id -> (the thread's clock when it was queued, signature).
-        self.info: dict[int, tuple[Know, Sig]] = {}
-        #: Stream -> clock after its last decided task.
-        self.tail: dict[int, Know] = {}
-        self.thr: Know = {("thread",): 1}
-        #: Event record/reset ids whose clock is known -> that clock (until decided).
-        self.rec_k: dict[int, Know] = {}
-        #: Undecided wait -> the record its edge names; record -> undecided waits on it.
-        self.edge_of: dict[int, int] = {}
-        self.waits_on: dict[int, int] = {}
-        #: Tasks that must stay: failed, read uninitialised bytes, named by a kept wait.
-        self.needed: set[int] = set()
-        #: Records an event sync resolved to.
-        self.synced: set[int] = set()
-        #: Event -> ids of its waits not placed yet; its records/resets awaiting a row decision;
-        #: the clock of its latest kept record.
-        self.unplaced: dict[int, set[int]] = {}
-        self.ev_queue: dict[int, deque[Any]] = {}
-        self.ev_kept: dict[int, Know] = {}
-        #: Call id -> [undecided tasks, kept tasks]; its return code once it ended.
-        self.call_tasks: dict[int, list[int]] = {}
-        self.call_ret: dict[int, int] = {}
-        #: Something an event row decision waits for changed (see ``_event_rows``).
-        self.ev_dirty = False
-        #: Syncs of the open call: (call, kind, target).
-        self.syncs: list[tuple[int, int, int]] = []
-        self.alloc_sites: dict[int, tuple[int, int]] = {}
-        self._site: tuple[int, tuple[int, int]] = (-1, (-1, 0))
-        #: Rows decided out and not yet removed (``Recorder._compact``), and their bytes.
-        self.dead_tids: list[int] = []
-        self.dead_cids: list[int] = []
-        #: Calls whose sync rows go with them (waits that told the host nothing new).
-        self.dead_sync_cids: list[int] = []
-        self.dead_bytes = 0
-        tasks = rec.tables["tasks"]
-        view = np.frombuffer(tasks.buf, dtype=tasks.dtype)
-        #: Streams with tasks from before shedding.
-        self.old_streams = set(np.unique(view["stream"]).tolist()) - {-1}
-        has_callbacks = bool(np.any(view["kind"] == _CALLBACK))
-        del view
-        self.streams = set(self.old_streams)
-        if rec.tables["threads"].n > 1:
-            self.stop("the program uses several host threads")
-        elif has_callbacks:
-            self.stop("the program uses host callbacks")
-        for obj in self.session.objects:  # waits queued before shedding, not placed yet
-            for t in getattr(obj, "pending", ()) if hasattr(obj, "blocked_by") else ():
-                if t.kind == _WAIT and t.event is not None:
-                    self.unplaced.setdefault(t.event.oid, set()).add(t.id)
-
-    # ----------------------------------------------------------------- events from hooks
-    def stop(self, why: str) -> None:
-        """Keep every task from now on (undecided ones included)."""
-        if self.off:
-            return
-        self.off = why
-        for attr in ("pending", "info", "tail", "rec_k", "edge_of", "waits_on", "unplaced",
-                     "ev_queue", "ev_kept", "call_tasks", "call_ret", "alloc_sites", "needed",
-                     "synced", "kept", "seen", "site_epoch"):
-            getattr(self, attr).clear()
-        self.host.clear()
-        self.syncs.clear()
-
-    def on_task(self, t: Any) -> None:
-        """A task was queued: note its signature and the thread's clock."""
-        kind = t.kind
-        if kind == _CALLBACK:
-            self.stop("the program uses host callbacks")
-            return
-        s = t.stream
-        cid = t.call
-        if self._site[0] != cid:
-            rec = self.rec
-            call_site = rec._call_site
-            if call_site[0] != cid:
-                row = rec.row_of(cid)
-                calls = rec.tables["calls"]
-                call_site = (cid, (calls.get(row, "file"), calls.get(row, "line")) if row >= 0
-                             else (-1, 0))
-            self._site = call_site
-        sites = self.alloc_sites
-        acc = tuple([(sites.get(a.region.id) or self._alloc_site(a.region.id), a.write)
-                     for a in t.accesses])
-        sig = (s.oid if s is not None else -1, kind, self._site[1], acc)
-        site_epoch = self.site_epoch
-        if sig not in self.seen:
-            self.seen.add(sig)
-            if acc:
-                self.epoch += 1
-                for site, _ in acc:
-                    site_epoch[site] = self.epoch
-        epoch = max([site_epoch.get(site, 0) for site, _ in acc]) if acc else 0
-        self.info[t.id] = (self.thr, (sig, epoch))
-        ct = self.call_tasks.get(cid)
-        if ct is None:
-            self.call_tasks[cid] = [1, 0]
-        else:
-            ct[0] += 1
-        if s is None:
-            self.host.append(t)
-            return
-        dq = self.pending.get(s.oid)
-        if dq is None:
-            dq = self.pending[s.oid] = deque()
-            self.streams.add(s.oid)
-        dq.append(t)
-        if kind in (_RECORD, _RESET):
-            q = self.ev_queue.get(t.event.oid)
-            if q is None:
-                q = self.ev_queue[t.event.oid] = deque()
-            q.append(t)
-        elif kind == _WAIT:
-            self.unplaced.setdefault(t.event.oid, set()).add(t.id)
-
-    def _alloc_site(self, region: int) -> tuple[int, int]:
-        site = self.alloc_sites.get(region)
-        if site is None:
-            rec = self.rec
-            row = rec.alloc_row(region)
-            call = rec.tables["allocs"].get(row, "call") if row >= 0 else -1
-            calls = rec.tables["calls"]
-            site = (calls.get(call, "file"), calls.get(call, "line")) if call >= 0 else (-1, 0)
-            self.alloc_sites[region] = site
-        return site
-
-    def placed(self, t: Any) -> None:
-        """A wait got its place in time (its edge is known) or will never run."""
-        if t.event is not None:
-            waits = self.unplaced.get(t.event.oid)
-            if waits is not None:
-                waits.discard(t.id)
-                if not waits:
-                    del self.unplaced[t.event.oid]
-                    self.ev_dirty = True
-
-    def edge(self, record: int, wait: int) -> None:
-        """A wait ordered after a record (the edges table)."""
-        start = self.rec._tshed_tid
-        if wait >= start:
-            self.edge_of[wait] = record
-            if record >= start:
-                self.waits_on[record] = self.waits_on.get(record, 0) + 1
-        elif record >= start:
-            self.needed.add(record)  # a wait from before shedding: kept, so is its record
-
-    def on_call_end(self, cid: int, ret: int) -> None:
-        """A call ended (effects applied up to the caller's clock): decide what finished."""
-        self.settle()
-        syncs = self.syncs
-        if syncs:
-            self.syncs = []
-            if ret not in _TIMEOUTS:
-                needed = [self._apply_sync(call, cid, kind, target)
-                          for call, kind, target in syncs]
-                if any(t.call == cid for dq in self.pending.values() for t in dq):
-                    self.stop("a call that both waits and queues work")
-                elif not any(needed) and ret == 0 and cid not in self.call_tasks:
-                    # The host already knew everything this wait tells: the race check needs
-                    # neither its sync rows nor (if nothing else names it) its call.
-                    self.dead_sync_cids.append(cid)
-                    self.dead_cids.append(cid)
-                    rec = self.rec
-                    self.dead_bytes += (rec.tables["syncs"].size * len(syncs) + rec._calls.size
-                                        + 2 * rec._args.size)
-            if self.off:
-                return
-        host = self.host
-        if host:
-            for t in host:
-                self._decide_host(t)
-            host.clear()
-        if cid in self.call_tasks:
-            self.call_ret[cid] = ret
-            self._finish_call(cid)
-        if self.ev_dirty:
-            self.ev_dirty = False
-            self._event_rows()
-
-    # ----------------------------------------------------------------- knowledge
-    def _tail(self, s: int) -> Know:
-        k = self.tail.get(s)
-        if k is None:
-            k = {("stream", s): 1} if s in self.old_streams else {}
-        return k
-
-    def _k_of(self, task: int) -> Know | None:
-        """The clock of an event record (None while it is not known yet)."""
-        if task < self.rec._tshed_tid:
-            return {("task", task): 1}
-        return self.rec_k.get(task)
-
-    def _apply_sync(self, call: int, cid: int, kind: int, target: int) -> bool:
-        """The host thread waited: it now knows what the waited-for work knew. Returns
-        whether the sync is needed (False: the thread knew all of that already)."""
-        if call != cid:
-            self.stop("a sync outside its call")
-            return True
-        objs = self.session.objects
-        before = self.thr
-        if kind == _SYNC_EVENT:
-            r = objs[target].last_record if 0 <= target < len(objs) else None
-            if r is None:
-                return False
-            k = self._k_of(r.id)
-            if k is None:
-                self.stop("an event sync on a record not finished")
-                return True
-            self.thr = _join(before, k)
-            if self.thr is before:
-                return False
-            if r.id >= self.rec._tshed_tid:
-                self.synced.add(r.id)
-            return True
-        if kind == _SYNC_REPORT:
-            return True
-        if kind == _SYNC_STREAM and target >= 0:
-            streams = [target]
-        elif kind == _SYNC_DEVICE and 0 <= target < len(objs):
-            dev = objs[target].device.index
-            streams = [s for s in self.streams if objs[s].ctx.device.index == dev]
-        else:
-            self.stop("a wait whose streams the trace does not name")
-            return True
-        for s in streams:
-            if s in self.pending:
-                self.stop("a sync before its stream's tasks finished")
-                return True
-            self.thr = _join(self.thr, self._tail(s))
-        return self.thr is not before
-
-    # ----------------------------------------------------------------- decisions
-    def settle(self) -> None:
-        """Decide every stream task that finished, in stream order."""
-        applied = self.session.applied_ns
-        moved = True
-        pending = self.pending
-        while moved and pending:
-            moved = False
-            for s, dq in list(pending.items()):
-                while dq:
-                    t = dq[0]
-                    if t.end < 0 or (t.accesses and t.end > applied):
-                        break
-                    kr: Know | None = None
-                    if t.kind == _WAIT:
-                        r = self.edge_of.get(t.id)
-                        if r is not None:
-                            kr = self._k_of(r)
-                            if kr is None:
-                                break  # its record's stream is not decided that far yet
-                    dq.popleft()
-                    self._decide(t, s, kr)
-                    moved = True
-                if not dq:
-                    del pending[s]
-
-    def _must_keep(self, t: Any, key: Sig) -> bool:
-        sig, epoch = key
-        seen_epoch, n = self.kept.get(sig, (0, 0))
-        if t.status != 0 or t.id in self.needed or n < TASK_KEEP_PER_SITE or epoch > seen_epoch:
-            return True
-        # Memory freed already: the task may have been in flight at the free.
-        return any(not a.region.live for a in t.accesses)
-
-    def _decide(self, t: Any, s: int, kr: Know | None) -> None:
-        kind = t.kind
-        if kind in (_RECORD, _RESET):
-            snap = self.info[t.id][0]
-            k = _join(self._tail(s), snap)
-            self.tail[s] = self.rec_k[t.id] = k  # its row is decided in _event_rows
-            self.ev_dirty = True
-            return
-        snap, sig = self.info.pop(t.id)
-        before = _join(self._tail(s), snap)
-        keep = self._must_keep(t, sig)
-        k = before
-        if kr is not None:
-            r = self.edge_of.pop(t.id)
-            if not keep and not _covers(before, kr):
-                keep = True  # the wait brings its stream new ordering: it must stay
-            k = _join(before, kr)
-            n = self.waits_on.get(r)
-            if n is not None:
-                if n > 1:
-                    self.waits_on[r] = n - 1
-                else:
-                    del self.waits_on[r]
-                    self.ev_dirty = True
-                if keep:
-                    self.needed.add(r)
-        if keep:
-            if t.accesses:
-                k = dict(k)
-                k[s] = t.id
-            self._keep(t, sig)
-        else:
-            self._drop(t)
-        self.tail[s] = k
-
-    def _decide_host(self, t: Any) -> None:
-        """A synchronous task (on no stream) of the call that just ended."""
-        sig = self.info.pop(t.id)[1]
-        if t.end < 0 or self._must_keep(t, sig):
-            if t.accesses:
-                k = dict(self.thr)
-                k[_HOST] = t.id
-                self.thr = k
-            self._keep(t, sig)
-        else:
-            self._drop(t)
-
-    def _event_rows(self) -> None:
-        """Decide the rows of event records and resets no later wait or sync can name."""
-        objs = self.session.objects
-        for ev in list(self.ev_queue):
-            q = self.ev_queue[ev]
-            last = objs[ev].last_record
-            last_id = last.id if last is not None else -1
-            while q:
-                t = q[0]
-                if (t.id not in self.rec_k or t.id >= last_id or ev in self.unplaced
-                        or t.id in self.waits_on):
-                    break
-                q.popleft()
-                self._event_row(t, ev)
-            if not q:
-                del self.ev_queue[ev]
-
-    def _event_row(self, t: Any, ev: int) -> None:
-        k = self.rec_k.pop(t.id)
-        snap, sig = self.info.pop(t.id)
-        keep = self._must_keep(t, sig)
-        if not keep and t.id in self.synced:
-            # A host sync found this record; without it the check finds the previous kept one.
-            prev = self._ev_kept(ev)
-            keep = not (_covers(_join(prev, snap), k) and _covers(_join(k, snap), prev))
-        self.needed.discard(t.id)
-        self.synced.discard(t.id)
-        if keep:
-            if t.kind == _RECORD:
-                self.ev_kept[ev] = k
-            self._keep(t, sig)
-        else:
-            self._drop(t)
-
-    def _ev_kept(self, ev: int) -> Know:
-        k = self.ev_kept.get(ev)
-        if k is None:
-            start = self.rec._tshed_tid
-            old = [r.id for r in self.session.objects[ev].records if r.id < start]
-            k = {("task", old[-1]): 1} if old else {}
-        return k
-
-    def _keep(self, t: Any, key: Sig) -> None:
-        sig, epoch = key
-        seen_epoch, n = self.kept.get(sig, (0, 0))
-        self.kept[sig] = (epoch, 1) if epoch > seen_epoch else (seen_epoch, n + 1)
-        self.needed.discard(t.id)
-        ct = self.call_tasks.get(t.call)
-        if ct is not None:
-            ct[0] -= 1
-            ct[1] += 1
-            self._finish_call(t.call)
-
-    def _drop(self, t: Any) -> None:
-        rec = self.rec
-        self.dead_tids.append(t.id)
-        self.dead_bytes += rec._tasks.size + len(t.accesses) * rec._acc.size
-        ct = self.call_tasks.get(t.call)
-        if ct is not None:
-            ct[0] -= 1
-            self._finish_call(t.call)
-
-    def _finish_call(self, cid: int) -> None:
-        """Once every task of a call is decided: drop the call too if nothing needs it."""
-        ct = self.call_tasks.get(cid)
-        if ct is None or ct[0] or cid not in self.call_ret:
-            return
-        del self.call_tasks[cid]
-        ret = self.call_ret.pop(cid)
-        rec = self.rec
-        if ct[1] or ret != 0 or cid in rec._freed_ptr_calls:
-            return
-        self.dead_cids.append(cid)
-        self.dead_bytes += rec._calls.size + 4 * rec._args.size  # (a typical argument count)
 
 
 def _renumber(values: np.ndarray, start: int, keep: np.ndarray) -> np.ndarray:

@@ -33,12 +33,13 @@ from dataclasses import dataclass
 from itertools import pairwise
 from typing import Any
 
+from ..happens_before import Clock, host_key, join_into, ordered, thread_of_key, tick
 from ..schema import TASK_KINDS
 from .base import Finding, human_bytes
 
-#: A clock: timeline key -> sequence number. Streams are keyed by object id (>= 0), host
-#: threads by ``-1 - thread``. Clocks are shared between nodes and never mutated once set.
-Clock = dict[int, int]
+#: Clocks and timeline keys are ``happens_before``'s (streams by object id, host threads by
+#: ``host_key(thread)``).
+
 #: One access as remembered in the interval map: (timeline key, sequence number, task).
 Ref = tuple[int, int, int]
 
@@ -150,11 +151,11 @@ def _find_races(trace: Any) -> list[_Race]:
                     last_w, reads = st
                     seg_lo, seg_hi = starts[s], starts[s + 1]
                     if last_w is not None and last_w[0] != key and \
-                            clock.get(last_w[0], 0) < last_w[1]:
+                            not ordered(clock, last_w[0], last_w[1]):
                         report(last_w, me, True, write, alloc, seg_lo, seg_hi)
                     if write:
                         for r in reads:
-                            if r[0] != key and clock.get(r[0], 0) < r[1]:
+                            if r[0] != key and not ordered(clock, r[0], r[1]):
                                 report(r, me, False, True, alloc, seg_lo, seg_hi)
                         new = written
                     else:
@@ -226,7 +227,7 @@ class _Graph:
                     edge(nt + c, t)
             else:
                 th = c_thread[c] if 0 <= c < nc else 0
-                self.key[t] = -1 - th
+                self.key[t] = host_key(th)
                 host_tasks[c].append(t)
             if t_kind[t] == _K["event_record"] and t_event[t] >= 0:
                 records[t_event[t]].append(t)
@@ -403,8 +404,7 @@ class _Graph:
                 k = self.key[u]
                 seq = seqs[k] + 1
                 seqs[k] = seq
-                clock = dict(clock)
-                clock[k] = seq
+                clock = tick(clock, k, seq)
                 on_task(u, k, seq, clock)
             for v in succ[u]:
                 cv = clocks[v]
@@ -415,9 +415,7 @@ class _Graph:
                         cv = dict(cv)
                         owned[v] = True
                         clocks[v] = cv
-                    for key, val in clock.items():
-                        if cv.get(key, 0) < val:
-                            cv[key] = val
+                    join_into(cv, clock)
                 if indeg[v] > 0:
                     indeg[v] -= 1
                     if indeg[v] == 0:
@@ -449,7 +447,9 @@ def _thread_name(trace: Any, th: int) -> str:
 
 
 def _where(trace: Any, key: int) -> str:
-    return _stream_name(trace, key) if key >= 0 else f"the host ({_thread_name(trace, -1 - key)})"
+    if key >= 0:
+        return _stream_name(trace, key)
+    return f"the host ({_thread_name(trace, thread_of_key(key))})"
 
 
 def _describe(trace: Any, ref: Ref, write: bool) -> str:

@@ -1,0 +1,472 @@
+"""Task shedding: which finished tasks a trace over its limit can leave out.
+
+``Recorder`` starts a ``TaskShedder`` once the trace reaches three quarters of its limit
+(see ``recorder``); from then on it hands the shedder the runtime's task, edge, sync and call
+events, and removes the rows the shedder decided out (``dead_tids``, ``dead_cids``,
+``dead_sync_cids``) in batches. The shedder never touches a table itself.
+
+The clocks are the race check's (``happens_before``): leaving a task out must never take a
+happens-before path away from two kept accesses (a false race) nor add one (a hidden race).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import Any
+
+import numpy as np
+
+from .happens_before import Clock, covers, host_key, join
+from .schema import TASK_KINDS
+
+#: While shedding, the first this many tasks of each signature (stream, kind, call site,
+#: allocation sites touched, read/write) are kept; later ones may be left out.
+TASK_KEEP_PER_SITE = 4
+
+_K = {name: i for i, name in enumerate(TASK_KINDS)}
+_RECORD, WAIT, _RESET, _CALLBACK = (_K["event_record"], _K["event_wait"], _K["event_reset"],
+                                     _K["callback"])
+#: syncs.kind values (runtime SYNC_*) and the return codes of a wait that timed out.
+_SYNC_STREAM, _SYNC_DEVICE, _SYNC_EVENT, _SYNC_REPORT = 0, 1, 2, 3
+_TIMEOUTS = (507046, 507047)
+#: Knowledge key of the host thread's own timeline (the race check's key of thread 0).
+_HOST = host_key(0)
+
+#: What a point of the program is known to come after, as the race check will see it:
+#: timeline key -> the latest *kept* task with memory accesses on that timeline. Streams are
+#: keyed by object id, the host thread by ``_HOST``; tuple keys are tokens for what happened
+#: before shedding started (all of it kept): ``("thread",)``, ``("stream", oid)``,
+#: ``("task", id)``. Clocks are shared, never changed once made.
+Know = Clock
+#: A task's signature (stream, kind, call site, (allocation site, write) per access) and the
+#: newest epoch of the allocation sites it touches when it was queued.
+Sig = tuple[tuple[Any, ...], int]
+
+
+class TaskShedder:
+    """Decides, while shedding, which finished tasks can be left out of the trace.
+
+    Why leaving a task out never makes the race check report a false race: the check orders
+    two kept accesses when a happens-before path joins them. With one host thread, a path
+    through a left-out task T on stream S runs (a) along S, (b) from T's submitting call, or
+    (c) from the event record a left-out wait waited for. (a) still holds between the kept
+    tasks around T (stream order by id). (b) is the host thread's program order, which every
+    later call, sync and task submission of that thread carries anyway. (c) is the one thing
+    only the wait carries, so a wait is left out only when its record's clock adds nothing to
+    what its stream and the thread already knew (``_covers``); a record is left out only when
+    no kept wait refers to it, no later wait can (a newer record exists, every wait is
+    placed), and a host sync that resolved to it finds the same knowledge at the previous
+    kept record; a host sync is left out only when it adds nothing to what the thread knew.
+    The clocks are ``happens_before``'s, as in ``checks.ordering``: stream order, submission,
+    event edges, stream/device/event syncs and host tasks. Anything they cannot follow (a second thread,
+    callbacks, a drain whose streams the trace does not name) stops task shedding: from then
+    on every task is kept, which is always safe.
+
+    What can be missed (and the ``trace_truncated`` warning says so): a race whose two
+    accesses are both at sites already kept ``TASK_KEEP_PER_SITE`` times (since the last new
+    signature on their allocation sites), and a race whose *earlier* access is an instance of
+    an old site left out before the new site appeared.
+    """
+
+    def __init__(self, rec: Any) -> None:
+        self.rec = rec
+        self.session = rec.session
+        #: Why task shedding stopped ("" while it runs).
+        self.off = ""
+        #: Kept tasks per signature.
+        self.kept: dict[tuple[Any, ...], tuple[int, int]] = {}
+        #: Signatures seen, and per allocation site the newest "epoch": a new signature that
+        #: touches a site starts one, and every signature touching that site then keeps its
+        #: first tasks again (a race needs both of its sites kept, the new one's partner too).
+        self.seen: set[tuple[Any, ...]] = set()
+        self.site_epoch: dict[tuple[int, int], int] = {}
+        self.epoch = 0
+        #: Undecided stream tasks per stream (in id order), and host tasks of the open call.
+        self.pending: dict[int, deque[Any]] = {}
+        self.host: list[Any] = []
+        #: Undecided task id -> (the thread's clock when it was queued, signature).
+        self.info: dict[int, tuple[Know, Sig]] = {}
+        #: Stream -> clock after its last decided task.
+        self.tail: dict[int, Know] = {}
+        self.thr: Know = {("thread",): 1}
+        #: Event record/reset ids whose clock is known -> that clock (until decided).
+        self.rec_k: dict[int, Know] = {}
+        #: Undecided wait -> the record its edge names; record -> undecided waits on it.
+        self.edge_of: dict[int, int] = {}
+        self.waits_on: dict[int, int] = {}
+        #: Tasks that must stay: failed, read uninitialised bytes, named by a kept wait.
+        self.needed: set[int] = set()
+        #: Records an event sync resolved to.
+        self.synced: set[int] = set()
+        #: Event -> ids of its waits not placed yet; its records/resets awaiting a row decision;
+        #: the clock of its latest kept record.
+        self.unplaced: dict[int, set[int]] = {}
+        self.ev_queue: dict[int, deque[Any]] = {}
+        self.ev_kept: dict[int, Know] = {}
+        #: Call id -> [undecided tasks, kept tasks]; its return code once it ended.
+        self.call_tasks: dict[int, list[int]] = {}
+        self.call_ret: dict[int, int] = {}
+        #: Something an event row decision waits for changed (see ``_event_rows``).
+        self.ev_dirty = False
+        #: Syncs of the open call: (call, kind, target).
+        self.syncs: list[tuple[int, int, int]] = []
+        self.alloc_sites: dict[int, tuple[int, int]] = {}
+        self._site: tuple[int, tuple[int, int]] = (-1, (-1, 0))
+        #: Rows decided out and not yet removed (``Recorder._compact``), and their bytes.
+        self.dead_tids: list[int] = []
+        self.dead_cids: list[int] = []
+        #: Calls whose sync rows go with them (waits that told the host nothing new).
+        self.dead_sync_cids: list[int] = []
+        self.dead_bytes = 0
+        tasks = rec.tables["tasks"]
+        view = np.frombuffer(tasks.buf, dtype=tasks.dtype)
+        #: Streams with tasks from before shedding.
+        self.old_streams = set(np.unique(view["stream"]).tolist()) - {-1}
+        has_callbacks = bool(np.any(view["kind"] == _CALLBACK))
+        del view
+        self.streams = set(self.old_streams)
+        if rec.tables["threads"].n > 1:
+            self.stop("the program uses several host threads")
+        elif has_callbacks:
+            self.stop("the program uses host callbacks")
+        for obj in self.session.objects:  # waits queued before shedding, not placed yet
+            for t in getattr(obj, "pending", ()) if hasattr(obj, "blocked_by") else ():
+                if t.kind == WAIT and t.event is not None:
+                    self.unplaced.setdefault(t.event.oid, set()).add(t.id)
+
+    # ----------------------------------------------------------------- events from hooks
+    def stop(self, why: str) -> None:
+        """Keep every task from now on (undecided ones included)."""
+        if self.off:
+            return
+        self.off = why
+        for attr in ("pending", "info", "tail", "rec_k", "edge_of", "waits_on", "unplaced",
+                     "ev_queue", "ev_kept", "call_tasks", "call_ret", "alloc_sites", "needed",
+                     "synced", "kept", "seen", "site_epoch"):
+            getattr(self, attr).clear()
+        self.host.clear()
+        self.syncs.clear()
+
+    def on_task(self, t: Any) -> None:
+        """A task was queued: note its signature and the thread's clock."""
+        kind = t.kind
+        if kind == _CALLBACK:
+            self.stop("the program uses host callbacks")
+            return
+        s = t.stream
+        cid = t.call
+        if self._site[0] != cid:
+            rec = self.rec
+            call_site = rec.newest_site
+            if call_site[0] != cid:
+                row = rec.row_of(cid)
+                calls = rec.tables["calls"]
+                call_site = (cid, (calls.get(row, "file"), calls.get(row, "line")) if row >= 0
+                             else (-1, 0))
+            self._site = call_site
+        sites = self.alloc_sites
+        acc = tuple([(sites.get(a.region.id) or self._alloc_site(a.region.id), a.write)
+                     for a in t.accesses])
+        sig = (s.oid if s is not None else -1, kind, self._site[1], acc)
+        site_epoch = self.site_epoch
+        if sig not in self.seen:
+            self.seen.add(sig)
+            if acc:
+                self.epoch += 1
+                for site, _ in acc:
+                    site_epoch[site] = self.epoch
+        epoch = max([site_epoch.get(site, 0) for site, _ in acc]) if acc else 0
+        self.info[t.id] = (self.thr, (sig, epoch))
+        ct = self.call_tasks.get(cid)
+        if ct is None:
+            self.call_tasks[cid] = [1, 0]
+        else:
+            ct[0] += 1
+        if s is None:
+            self.host.append(t)
+            return
+        dq = self.pending.get(s.oid)
+        if dq is None:
+            dq = self.pending[s.oid] = deque()
+            self.streams.add(s.oid)
+        dq.append(t)
+        if kind in (_RECORD, _RESET):
+            q = self.ev_queue.get(t.event.oid)
+            if q is None:
+                q = self.ev_queue[t.event.oid] = deque()
+            q.append(t)
+        elif kind == WAIT:
+            self.unplaced.setdefault(t.event.oid, set()).add(t.id)
+
+    def _alloc_site(self, region: int) -> tuple[int, int]:
+        site = self.alloc_sites.get(region)
+        if site is None:
+            rec = self.rec
+            row = rec.alloc_row(region)
+            call = rec.tables["allocs"].get(row, "call") if row >= 0 else -1
+            calls = rec.tables["calls"]
+            site = (calls.get(call, "file"), calls.get(call, "line")) if call >= 0 else (-1, 0)
+            self.alloc_sites[region] = site
+        return site
+
+    def placed(self, t: Any) -> None:
+        """A wait got its place in time (its edge is known) or will never run."""
+        if t.event is not None:
+            waits = self.unplaced.get(t.event.oid)
+            if waits is not None:
+                waits.discard(t.id)
+                if not waits:
+                    del self.unplaced[t.event.oid]
+                    self.ev_dirty = True
+
+    def edge(self, record: int, wait: int) -> None:
+        """A wait ordered after a record (the edges table)."""
+        start = self.rec.shed_tid
+        if wait >= start:
+            self.edge_of[wait] = record
+            if record >= start:
+                self.waits_on[record] = self.waits_on.get(record, 0) + 1
+        elif record >= start:
+            self.needed.add(record)  # a wait from before shedding: kept, so is its record
+
+    def on_call_end(self, cid: int, ret: int) -> None:
+        """A call ended (effects applied up to the caller's clock): decide what finished."""
+        self.settle()
+        syncs = self.syncs
+        if syncs:
+            self.syncs = []
+            if ret not in _TIMEOUTS:
+                needed = [self._apply_sync(call, cid, kind, target)
+                          for call, kind, target in syncs]
+                if any(t.call == cid for dq in self.pending.values() for t in dq):
+                    self.stop("a call that both waits and queues work")
+                elif not any(needed) and ret == 0 and cid not in self.call_tasks:
+                    # The host already knew everything this wait tells: the race check needs
+                    # neither its sync rows nor (if nothing else names it) its call.
+                    self.dead_sync_cids.append(cid)
+                    self.dead_cids.append(cid)
+                    tabs = self.rec.tables
+                    self.dead_bytes += (tabs["syncs"].size * len(syncs) + tabs["calls"].size
+                                        + 2 * tabs["args"].size)
+            if self.off:
+                return
+        host = self.host
+        if host:
+            for t in host:
+                self._decide_host(t)
+            host.clear()
+        if cid in self.call_tasks:
+            self.call_ret[cid] = ret
+            self._finish_call(cid)
+        if self.ev_dirty:
+            self.ev_dirty = False
+            self._event_rows()
+
+    # ----------------------------------------------------------------- knowledge
+    def _tail(self, s: int) -> Know:
+        k = self.tail.get(s)
+        if k is None:
+            k = {("stream", s): 1} if s in self.old_streams else {}
+        return k
+
+    def _k_of(self, task: int) -> Know | None:
+        """The clock of an event record (None while it is not known yet)."""
+        if task < self.rec.shed_tid:
+            return {("task", task): 1}
+        return self.rec_k.get(task)
+
+    def _apply_sync(self, call: int, cid: int, kind: int, target: int) -> bool:
+        """The host thread waited: it now knows what the waited-for work knew. Returns
+        whether the sync is needed (False: the thread knew all of that already)."""
+        if call != cid:
+            self.stop("a sync outside its call")
+            return True
+        objs = self.session.objects
+        before = self.thr
+        if kind == _SYNC_EVENT:
+            r = objs[target].last_record if 0 <= target < len(objs) else None
+            if r is None:
+                return False
+            k = self._k_of(r.id)
+            if k is None:
+                self.stop("an event sync on a record not finished")
+                return True
+            self.thr = join(before, k)
+            if self.thr is before:
+                return False
+            if r.id >= self.rec.shed_tid:
+                self.synced.add(r.id)
+            return True
+        if kind == _SYNC_REPORT:
+            return True
+        if kind == _SYNC_STREAM and target >= 0:
+            streams = [target]
+        elif kind == _SYNC_DEVICE and 0 <= target < len(objs):
+            dev = objs[target].device.index
+            streams = [s for s in self.streams if objs[s].ctx.device.index == dev]
+        else:
+            self.stop("a wait whose streams the trace does not name")
+            return True
+        for s in streams:
+            if s in self.pending:
+                self.stop("a sync before its stream's tasks finished")
+                return True
+            self.thr = join(self.thr, self._tail(s))
+        return self.thr is not before
+
+    # ----------------------------------------------------------------- decisions
+    def settle(self) -> None:
+        """Decide every stream task that finished, in stream order."""
+        applied = self.session.applied_ns
+        moved = True
+        pending = self.pending
+        while moved and pending:
+            moved = False
+            for s, dq in list(pending.items()):
+                while dq:
+                    t = dq[0]
+                    if t.end < 0 or (t.accesses and t.end > applied):
+                        break
+                    kr: Know | None = None
+                    if t.kind == WAIT:
+                        r = self.edge_of.get(t.id)
+                        if r is not None:
+                            kr = self._k_of(r)
+                            if kr is None:
+                                break  # its record's stream is not decided that far yet
+                    dq.popleft()
+                    self._decide(t, s, kr)
+                    moved = True
+                if not dq:
+                    del pending[s]
+
+    def _must_keep(self, t: Any, key: Sig) -> bool:
+        sig, epoch = key
+        seen_epoch, n = self.kept.get(sig, (0, 0))
+        if t.status != 0 or t.id in self.needed or n < TASK_KEEP_PER_SITE or epoch > seen_epoch:
+            return True
+        # Memory freed already: the task may have been in flight at the free.
+        return any(not a.region.live for a in t.accesses)
+
+    def _decide(self, t: Any, s: int, kr: Know | None) -> None:
+        kind = t.kind
+        if kind in (_RECORD, _RESET):
+            snap = self.info[t.id][0]
+            k = join(self._tail(s), snap)
+            self.tail[s] = self.rec_k[t.id] = k  # its row is decided in _event_rows
+            self.ev_dirty = True
+            return
+        snap, sig = self.info.pop(t.id)
+        before = join(self._tail(s), snap)
+        keep = self._must_keep(t, sig)
+        k = before
+        if kr is not None:
+            r = self.edge_of.pop(t.id)
+            if not keep and not covers(before, kr):
+                keep = True  # the wait brings its stream new ordering: it must stay
+            k = join(before, kr)
+            n = self.waits_on.get(r)
+            if n is not None:
+                if n > 1:
+                    self.waits_on[r] = n - 1
+                else:
+                    del self.waits_on[r]
+                    self.ev_dirty = True
+                if keep:
+                    self.needed.add(r)
+        if keep:
+            if t.accesses:
+                k = dict(k)
+                k[s] = t.id
+            self._keep(t, sig)
+        else:
+            self._drop(t)
+        self.tail[s] = k
+
+    def _decide_host(self, t: Any) -> None:
+        """A synchronous task (on no stream) of the call that just ended."""
+        sig = self.info.pop(t.id)[1]
+        if t.end < 0 or self._must_keep(t, sig):
+            if t.accesses:
+                k = dict(self.thr)
+                k[_HOST] = t.id
+                self.thr = k
+            self._keep(t, sig)
+        else:
+            self._drop(t)
+
+    def _event_rows(self) -> None:
+        """Decide the rows of event records and resets no later wait or sync can name."""
+        objs = self.session.objects
+        for ev in list(self.ev_queue):
+            q = self.ev_queue[ev]
+            last = objs[ev].last_record
+            last_id = last.id if last is not None else -1
+            while q:
+                t = q[0]
+                if (t.id not in self.rec_k or t.id >= last_id or ev in self.unplaced
+                        or t.id in self.waits_on):
+                    break
+                q.popleft()
+                self._event_row(t, ev)
+            if not q:
+                del self.ev_queue[ev]
+
+    def _event_row(self, t: Any, ev: int) -> None:
+        k = self.rec_k.pop(t.id)
+        snap, sig = self.info.pop(t.id)
+        keep = self._must_keep(t, sig)
+        if not keep and t.id in self.synced:
+            # A host sync found this record; without it the check finds the previous kept one.
+            prev = self._ev_kept(ev)
+            keep = not (covers(join(prev, snap), k) and covers(join(k, snap), prev))
+        self.needed.discard(t.id)
+        self.synced.discard(t.id)
+        if keep:
+            if t.kind == _RECORD:
+                self.ev_kept[ev] = k
+            self._keep(t, sig)
+        else:
+            self._drop(t)
+
+    def _ev_kept(self, ev: int) -> Know:
+        k = self.ev_kept.get(ev)
+        if k is None:
+            start = self.rec.shed_tid
+            old = [r.id for r in self.session.objects[ev].records if r.id < start]
+            k = {("task", old[-1]): 1} if old else {}
+        return k
+
+    def _keep(self, t: Any, key: Sig) -> None:
+        sig, epoch = key
+        seen_epoch, n = self.kept.get(sig, (0, 0))
+        self.kept[sig] = (epoch, 1) if epoch > seen_epoch else (seen_epoch, n + 1)
+        self.needed.discard(t.id)
+        ct = self.call_tasks.get(t.call)
+        if ct is not None:
+            ct[0] -= 1
+            ct[1] += 1
+            self._finish_call(t.call)
+
+    def _drop(self, t: Any) -> None:
+        rec = self.rec
+        self.dead_tids.append(t.id)
+        self.dead_bytes += rec.tables["tasks"].size + len(t.accesses) * rec.tables["accesses"].size
+        ct = self.call_tasks.get(t.call)
+        if ct is not None:
+            ct[0] -= 1
+            self._finish_call(t.call)
+
+    def _finish_call(self, cid: int) -> None:
+        """Once every task of a call is decided: drop the call too if nothing needs it."""
+        ct = self.call_tasks.get(cid)
+        if ct is None or ct[0] or cid not in self.call_ret:
+            return
+        del self.call_tasks[cid]
+        ret = self.call_ret.pop(cid)
+        rec = self.rec
+        if ct[1] or ret != 0 or cid in rec.freed_ptr_calls:
+            return
+        self.dead_cids.append(cid)
+        tabs = rec.tables
+        self.dead_bytes += tabs["calls"].size + 4 * tabs["args"].size  # (a typical arg count)
