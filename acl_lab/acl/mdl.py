@@ -4,10 +4,13 @@ Models are acl_lab's emulated ``.om`` files (made by ``acl-lab atc`` from ONNX, 
 ``acl_lab.zoo``). Executions are model tasks on the AI-core pool, timed by the sum of their
 layers' costs on the device profile.
 
-A dynamic-batch model (``atc --dynamic_batch_size``, the zoo's ``mlp_dynamic``) has one more
-input than its graph, ``ascend_mbatch_shape_data`` (``ACL_DYNAMIC_TENSOR_NAME``), last, as real
-ATC builds it: int64 [1], ND, 8 bytes. The input dataset needs a buffer for it and
-``set_dynamic_batch_size`` takes its index (``get_input_index_by_name``).
+A dynamic model has gears, named as ATC named them: batch sizes (``atc --dynamic_batch_size``,
+the zoo's ``mlp_dynamic``), image sizes (``--dynamic_image_size``) or dims (``--dynamic_dims``).
+It has one more input than its graph, ``ascend_mbatch_shape_data`` (``ACL_DYNAMIC_TENSOR_NAME``),
+last, as real ATC builds it: int64 ``[k]``, ND, ``8 k`` bytes (k = 1 for batch, 2 for an
+image size, one per -1 dim for dims). The input dataset needs a buffer for it, and the gear
+setters (``set_dynamic_batch_size``, ``set_dynamic_hw_size``, ``set_input_dynamic_dims``) take
+its index (``get_input_index_by_name``); they share one runtime path (``models.set_gear``).
 """
 
 from __future__ import annotations
@@ -117,8 +120,8 @@ def get_num_outputs(s: S, th: Any, cid: int, desc: int) -> int:
 
 @acl_api("acl.mdl.get_input_size_by_index", "aclmdlGetInputSizeByIndex", "kk", out="value")
 def get_input_size_by_index(s: S, th: Any, cid: int, desc: int, index: int) -> int:
-    """Bytes of input ``index``: the largest gear for dynamic batch; 8 for the
-    ``ascend_mbatch_shape_data`` input (int64 [1]).
+    """Bytes of input ``index``: for a dynamic model the most any gear needs (the largest
+    gear); ``8 k`` for the ``ascend_mbatch_shape_data`` input (int64 ``[k]``).
 
     Differs from real ACL: no difference known.
     """
@@ -139,10 +142,10 @@ def _dims_api(name: str, cname: str, output: bool, current: bool = False) -> Any
     def dims(s: S, th: Any, cid: int, desc: int, index: int) -> dict[str, Any]:
         """``({'name', 'dimCount', 'dims'}, ret)``; ``({}, ret)`` on failure.
 
-        For a dynamic-batch model the input dims keep -1 for the batch and the
-        ``ascend_mbatch_shape_data`` input is ``[1]``; the output dims are the largest
-        gear's; the current output dims are those of the gear of the model's last
-        set_dynamic_batch_size (the largest before any).
+        For a dynamic model the input dims keep their -1 dims and the
+        ``ascend_mbatch_shape_data`` input is ``[k]``; the output dims are the largest
+        gear's; the current output dims are those of the gear of the model's last gear
+        setter (the largest before any).
         Differs from real ACL: no difference known.
         """
         return M.io_dims(s, desc, index, output, current)
@@ -259,16 +262,16 @@ def destroy_dataset(s: S, th: Any, cid: int, dataset: int) -> None:
 def execute(s: S, th: Any, cid: int, model_id: int, inputs: int, outputs: int) -> None:
     """Run the model synchronously; inputs and outputs must be device memory.
 
-    Returns ret: 0; 100000 for null datasets/buffers, too few buffers (a dynamic-batch
-    model needs one for ``ascend_mbatch_shape_data`` too) or host memory; 145003 for an
-    unknown model id; 145000 when an input is more than 64 bytes smaller than the model input
-    (CANN 5-8; newest GE returns 500002); a larger input only warns. A dynamic-batch model
-    runs at the gear set on the input dataset (145013 if none was set); its data buffers may
-    be anything up to the largest gear's size without a warning; more than 64 bytes short of
-    the current gear is 145000; if its shape-data buffer no longer holds that gear when the
-    model starts, the model task fails with 507015.
+    Returns ret: 0; 100000 for null datasets/buffers, too few buffers (a dynamic model
+    needs one for ``ascend_mbatch_shape_data`` too) or host memory; 145003 for an unknown
+    model id; 145000 when an input is more than 64 bytes smaller than the model input
+    (CANN 5-8; newest GE returns 500002); a larger input only warns. A dynamic model runs at
+    the gear set on the input dataset (145013 if none was set) and its outputs have that
+    gear's shapes; its data buffers may be anything up to the largest gear's size without a
+    warning; more than 64 bytes short of the current gear is 145000; if its shape-data
+    buffer no longer holds that gear when the model starts, the model task fails with 507015.
     Differs from real ACL: the model runs as numpy kernels, timed by the cost model. For a
-    dynamic-batch model GE skips the input size check and runs without a set batch reading
+    dynamic model GE skips the input size check and runs without a set gear reading
     whatever the shape-data buffer holds; the emulator's 145000, 145013 and 507015 there are
     its own choices (unverified).
     """
@@ -296,8 +299,9 @@ def set_dynamic_batch_size(s: S, th: Any, cid: int, model_id: int, dataset: int,
     that buffer (8 bytes, a synchronous host-to-device copy), kept on the dataset and becomes
     the model's current gear (``get_cur_output_dims``). Returns ret, in ACL's order: 100000
     for a null dataset, batch 0 or an index with no buffer; 145012 for a buffer under 4
-    bytes; 145003 for an unknown model id; 145013 for a static model or a batch that is not a
-    gear; then 100000 when ``index`` is not the shape-data input.
+    bytes; 145003 for an unknown model id; 145013 for a static model, a model with image-size
+    or dims gears, or a batch that is not a gear; then 100000 when ``index`` is not the
+    shape-data input.
     Differs from real ACL: real ACL does not check which input ``index`` is: it writes the
     batch into that buffer (corrupting a data input) and returns 0; the emulator refuses with
     100000. The unknown-model code is unverified (one GE version gives 500002).
@@ -319,16 +323,15 @@ def get_dynamic_batch(s: S, th: Any, cid: int, desc: int) -> dict[str, Any]:
 
 @acl_api("acl.mdl.get_dynamic_hw", "aclmdlGetDynamicHW", "kk", out=1, default={})
 def get_dynamic_hw(s: S, th: Any, cid: int, desc: int, index: int) -> dict[str, Any]:
-    """``({'hwCount', 'hw'}, ret)``: the model's image-size gears, ``hw`` a list of
-    ``[height, width]`` pairs; ``{'hwCount': 0, 'hw': []}`` for a model without them (what
-    ``aclmdlGetDynamicHW`` fills in for a static model). ``index`` is accepted and unused,
-    as in the C API (binding row ``kk``). ``({}, ret)`` for an unknown desc.
+    """``({'hwCount', 'hw'}, ret)``: the model's image-size gears (``atc
+    --dynamic_image_size``), ``hw`` a list of ``[height, width]`` pairs;
+    ``{'hwCount': 0, 'hw': []}`` for any other model (what ``aclmdlGetDynamicHW`` fills in).
+    ``index`` is accepted and unused, as in the C API (model.cpp reads only the desc).
+    ``({}, ret)`` for an unknown desc.
 
-    Differs from real ACL: acl_lab's models have no image-size gears (its ATC converts
-    dynamic shapes only as dynamic batch), so every model answers with 0 gears.
+    Differs from real ACL: no difference known.
     """
-    M.desc(s, desc)
-    return {"hwCount": 0, "hw": []}
+    return M.dynamic_hw(s, desc)
 
 
 @acl_api("acl.mdl.set_dynamic_hw_size", "aclmdlSetDynamicHWSize", "IkkKK")
@@ -336,21 +339,91 @@ def set_dynamic_hw_size(s: S, th: Any, cid: int, model_id: int, dataset: int, in
                         height: int, width: int) -> None:
     """Choose the image-size gear ``(height, width)`` for executions with this dataset.
 
-    Returns ret with the checks of set_dynamic_batch_size in the same order: 100000 for a
-    null dataset, a zero height or width, or an index with no buffer; 145003 for an unknown
-    model id; 145013 for a model that has no image-size gears.
-    Differs from real ACL: acl_lab's models have no image-size gears, so a call that passes
-    the argument checks returns 145013 like real ACL does for a model converted without
-    ``--dynamic_image_size`` (the code is the dynamic-batch one, unverified for HW).
+    ``index`` is the ``ascend_mbatch_shape_data`` input's. Height and width go into that
+    buffer (8 bytes each, 4 each if it holds under 16; a synchronous host-to-device copy),
+    on the dataset and become the model's current gear. Returns ret, in ACL's order
+    (model.cpp, GE SetDynamicImageSize): 100000 for a null dataset, a zero height or width,
+    an index with no buffer or a null address; 145012 for a buffer under 8 bytes; 145003
+    for an unknown model id; 145013 for a static model, a model with batch or dims gears, or
+    a size that is not a gear; then 100000 when ``index`` is not the shape-data input.
+    Differs from real ACL: as set_dynamic_batch_size (the index check is the emulator's).
     """
-    ds = M.dataset(s, dataset)
-    if height == 0 or width == 0:
-        raise AclError(100000, f"image size {height}x{width}: height and width must be > 0")
-    if not 0 <= index < len(ds.buffers):
-        raise AclError(100000, f"the dataset has no buffer at index {index} (it has "
-                               f"{len(ds.buffers)})")
-    M.model(s, model_id, M.MODEL_ID_CODE)
-    raise AclError(M.DYNAMIC_BATCH_CODE,
-                   f"model {model_id} has no image-size gears (acl_lab's atc converts dynamic "
-                   "shapes only as dynamic batch, --dynamic_batch_size): "
-                   "acl.mdl.set_dynamic_hw_size cannot choose one")
+    M.set_dynamic_hw(s, th, cid, model_id, dataset, index, height, width)
+
+
+# ----------------------------------------------------------------------------- dynamic dims
+
+
+@acl_api("acl.mdl.get_input_dynamic_gear_count", "aclmdlGetInputDynamicGearCount", "kk",
+         out=1, default=0)
+def get_input_dynamic_gear_count(s: S, th: Any, cid: int, desc: int, index: int) -> int:
+    """``(gear_count, ret)``: the number of dims gears (``atc --dynamic_dims``), 0 for any
+    other model. ``index`` must be -1 (all inputs; 100000 otherwise, model.cpp).
+
+    Differs from real ACL: no difference known.
+    """
+    return M.dynamic_gear_count(s, desc, index)
+
+
+#: the most gears the binding accepts for get_input_dynamic_dims (mdl_wrap.cpp: larger
+#: counts give (None, 100000) without calling C)
+MAX_GEAR_COUNT = 4096
+
+
+@acl_api("acl.mdl.get_input_dynamic_dims", "aclmdlGetInputDynamicDims", "kkk", out=1,
+         default=None)
+def get_input_dynamic_dims(s: S, th: Any, cid: int, desc: int, index: int,
+                           gear_count: int) -> list[dict[str, Any]]:
+    """``(gears, ret)``: one ``{'name', 'dimCount', 'dims'}`` per dims gear, ``dims`` every
+    data input's dims concatenated in input order with that gear's values in the -1 dims
+    (model.cpp aclmdlGetInputDynamicDims; ``name`` is empty). ``index`` must be -1 and
+    ``gear_count`` at least the model's gear count (100000 otherwise); over 4096 gives
+    ``(None, 100000)`` (the binding's own limit, mdl_wrap.cpp).
+
+    Differs from real ACL: the real binding returns a list of ``gear_count`` entries (the
+    ones past the model's gears uninitialised, and ``gear_count`` None placeholders when the
+    C call fails); the emulator returns the model's gears, and None on any failure.
+    """
+    if gear_count > MAX_GEAR_COUNT:
+        raise AclError(100000, f"gear_count {gear_count} is over the binding's limit "
+                               f"{MAX_GEAR_COUNT}")
+    return M.input_dynamic_dims(s, desc, index, gear_count)
+
+
+def _dims_arg(dims: Any) -> list[int]:
+    """The binding's dims-dict conversion (mdl_wrap.cpp WrapAclMdlSetInputDynamicDims): not a
+    dict -> TypeError "argument 4 is not dict"; no "dims" list -> "The dims of parameter 4 is
+    not a list."; an item that is not an int -> "the dims of fourth parameter is not list of
+    int". ``name`` and ``dimCount`` are not used (the list's length is the count)."""
+    if not isinstance(dims, dict):
+        raise TypeError("argument 4 is not dict")
+    values = dims.get("dims")
+    if not isinstance(values, list):
+        raise TypeError("The dims of parameter 4 is not a list.")
+    if not all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+        raise TypeError("the dims of fourth parameter is not list of int")
+    return [int(v) for v in values]
+
+
+@acl_api("acl.mdl.set_input_dynamic_dims", "aclmdlSetInputDynamicDims", "IkkO")
+def set_input_dynamic_dims(s: S, th: Any, cid: int, model_id: int, dataset: int, index: int,
+                           dims: Any) -> None:
+    """Choose the dims gear for executions with this dataset.
+
+    ``dims`` is a dict like ``get_input_dynamic_dims`` gives: ``{'dimCount': n, 'dims':
+    [...]}`` with every data input's dims concatenated in input order, one gear's values in
+    the -1 dims (``name`` unused). ``index`` is the ``ascend_mbatch_shape_data`` input's.
+    The -1 values go into that buffer (8 bytes each, 4 each if it is smaller), on the
+    dataset and become the model's current gear. Returns ret, in ACL's order (model.cpp, GE
+    SetDynamicDims): 100000 for a null dataset, empty dims, a zero dim, an index with no
+    buffer or a null address; 145003 for an unknown model id; 145012 when the dims are not
+    the inputs' (another count, or a static dim changed); 145013 for a static model, a model
+    with batch or image-size gears, or values that are not a gear; 145012 for a buffer under
+    4 bytes per -1 dim; then 100000 when ``index`` is not the shape-data input. A dims
+    argument of the wrong type raises TypeError as the binding does.
+    Differs from real ACL: real ACL passes a zero dim on to GE (145013 when no gear has
+    it); the emulator gives 100000. The index check is the emulator's, as for
+    set_dynamic_batch_size.
+    """
+    values = _dims_arg(dims)
+    M.set_dynamic_dims(s, th, cid, model_id, dataset, index, values)

@@ -20,12 +20,25 @@ numpy name, ``shape`` with -1 for the dynamic batch dimension, ``format`` as an 
 number), ``nodes`` in topological order (``name``, ``op``, ``inputs``, ``outputs``,
 ``attrs``), ``initializers`` (``name``, ``dtype``, ``shape``, ``offset``, ``nbytes``),
 ``dynamic_batch`` (the allowed batch sizes, empty for a static model), ``weights_size`` and a
-free-form ``meta`` dict (who built it and with which options). The same model always gives
-the same bytes: no timestamps, sorted keys.
+free-form ``meta`` dict (who built it and with which options); ``dynamic_hw`` and
+``dynamic_dims`` only when set. The same model always gives the same bytes: no timestamps,
+sorted keys.
 
-``inputs`` are the graph's data inputs. A real ATC adds one more input to a dynamic-batch
-model, ``ascend_mbatch_shape_data`` (``ACL_DYNAMIC_TENSOR_NAME``), which carries the chosen
-gear to the device; the file does not store it, :attr:`OmModel.acl_inputs` derives it (it is
+Dynamic shapes are one mechanism, gears: the inputs carry -1 dims and the model has a list of
+gears, each a full assignment of those dims. ATC names a gear in one of three ways
+(``--dynamic_batch_size``, ``--dynamic_image_size``, ``--dynamic_dims``), and the header keeps
+the gears the way they were named: ``dynamic_batch`` ``[b, ...]`` (every -1, at dim 0, is
+``b``), ``dynamic_hw`` ``[[h, w], ...]`` (each dynamic input has -1 at H and W of its NCHW or
+NHWC format) or ``dynamic_dims`` ``[[v0, v1, ...], ...]`` (one value per -1, in input order).
+:attr:`OmModel.gears` lists them as tuples and :meth:`OmModel.fill` expands one into the full
+assignment; every shape, cost and execution is computed per gear. Outputs keep -1 where their
+size differs between gears; their shape at a gear is inferred through the graph.
+
+``inputs`` are the graph's data inputs. A real ATC adds one more input to a dynamic model,
+``ascend_mbatch_shape_data`` (``ACL_DYNAMIC_TENSOR_NAME``), which carries the chosen gear to
+the device (int64 ``[k]``: one value per named gear value, so 1 for batch, 2 for hw, one per -1
+for dims: GE's ``SetDynamicBatchSize``, ``SetDynamicImageSize`` and ``SetDynamicDims`` write
+that many values); the file does not store it, :attr:`OmModel.acl_inputs` derives it (it is
 what the model desc reports: ``get_num_inputs``, ``get_input_index_by_name``, ...).
 
 Loading never raises anything but :class:`ModelFileError`: 145002
@@ -61,7 +74,19 @@ BATCH_INVALID = 145013
 GE_FAILURE = 500002
 
 ACL_FORMAT_NCHW = 0
+ACL_FORMAT_NHWC = 1
 ACL_FORMAT_ND = 2
+
+#: where H and W are in a 4-D input of each format (GE multi_batch_options.cc
+#: CheckDynamicImageSizeShape: NCHW dims 2 and 3, NHWC dims 1 and 2)
+HW_AXES = {ACL_FORMAT_NCHW: (2, 3), ACL_FORMAT_NHWC: (1, 2)}
+
+#: the gear kinds: how ATC named the gears (``dynamic_kind``)
+KIND_BATCH, KIND_HW, KIND_DIMS = "batch", "hw", "dims"
+
+#: a gear as the model's methods accept it: an int batch (dynamic-batch models), a tuple as
+#: :attr:`OmModel.gears` lists it, or None for the largest gear (or a static model)
+Gear = int | tuple[int, ...] | None
 
 #: The input real ATC adds to a dynamic-batch model, after the data inputs: int64 [1] in ND
 #: format, 8 bytes, holding the batch size (what the Ascend samples' dynamic-batch yolov3 log
@@ -77,13 +102,13 @@ class ModelFileError(AclError):
 
 
 class ModelRunError(AclError):
-    """A model cannot execute with these inputs (145000 bad input, 145013 bad batch,
-    500002 a kernel failed)."""
+    """A model cannot execute with these inputs (145000 bad input, 145013 a gear that is not
+    the model's, 500002 a kernel failed)."""
 
 
 @dataclass
 class IODesc:
-    """One model input or output: name, numpy dtype name, shape (-1 = dynamic batch), format."""
+    """One model input or output: name, numpy dtype name, shape (-1 = a dynamic dim), format."""
 
     name: str
     dtype: str
@@ -95,6 +120,10 @@ class IODesc:
         shape = self.shape if batch is None else tuple(batch if d == -1 else d
                                                        for d in self.shape)
         return TensorSpec(self.dtype, shape, self.format)
+
+    def filled(self, values: Any) -> tuple[int, ...]:
+        """The shape with its -1 dims taken, in order, from the iterator ``values``."""
+        return tuple(int(next(values)) if d == -1 else d for d in self.shape)
 
     def to_json(self) -> dict[str, Any]:
         """The header form."""
@@ -143,58 +172,145 @@ class OmModel:
     soc_version: str = "Ascend310P3"
     dynamic_batch: list[int] = field(default_factory=list)
     meta: dict[str, Any] = field(default_factory=dict)
-    _specs: dict[int, dict[str, TensorSpec]] = field(default_factory=dict, init=False,
-                                                     repr=False, compare=False)
-    _costs: dict[int, list[tuple[str, str, int, int]]] = field(
+    dynamic_hw: list[list[int]] = field(default_factory=list)
+    dynamic_dims: list[list[int]] = field(default_factory=list)
+    _specs: dict[tuple[int, ...], dict[str, TensorSpec]] = field(
+        default_factory=dict, init=False, repr=False, compare=False)
+    _costs: dict[tuple[int, ...], list[tuple[str, str, int, int]]] = field(
         default_factory=dict, init=False, repr=False, compare=False)
 
-    # ----------------------------------------------------------------- descriptors
-    def input_specs(self, batch: int | None = None) -> list[TensorSpec]:
-        """Input TensorSpecs at ``batch`` (for a dynamic-batch model the -1 dimension
-        becomes ``batch``, or the largest gear when None; ``inputs[i].shape`` keeps the -1
-        that ``get_input_dims`` reports)."""
-        b = self._batch_or_max(batch)
-        return [d.spec(b if self.dynamic_batch else None) for d in self.inputs]
+    # ----------------------------------------------------------------- gears
+    @property
+    def dynamic_kind(self) -> str:
+        """How the gears are named: ``"batch"``, ``"hw"``, ``"dims"``, or ``""`` (static)."""
+        if self.dynamic_batch:
+            return KIND_BATCH
+        if self.dynamic_hw:
+            return KIND_HW
+        return KIND_DIMS if self.dynamic_dims else ""
 
-    def output_specs(self, batch: int | None = None) -> list[TensorSpec]:
-        """Output TensorSpecs at ``batch`` (see :meth:`input_specs`)."""
-        b = self._batch_or_max(batch)
-        return [d.spec(b if self.dynamic_batch else None) for d in self.outputs]
+    @property
+    def gears(self) -> list[tuple[int, ...]]:
+        """The gears as ATC named them: ``(batch,)``, ``(height, width)`` or one value per
+        -1 dim in input order; ``[]`` for a static model."""
+        if self.dynamic_batch:
+            return [(int(b),) for b in self.dynamic_batch]
+        return [tuple(int(v) for v in g) for g in (self.dynamic_hw or self.dynamic_dims)]
+
+    def fill(self, gear: tuple[int, ...]) -> tuple[int, ...]:
+        """The full assignment of the inputs' -1 dims (in input and dim order) for a named
+        gear: a batch fills every -1, an image size the H and W of every dynamic input, dims
+        are the assignment already."""
+        kind = self.dynamic_kind
+        if kind == KIND_DIMS:
+            return tuple(gear)
+        out: list[int] = []
+        for d in self.inputs:
+            n = d.shape.count(-1)
+            if n:
+                out.extend([gear[0]] * n if kind == KIND_BATCH else gear)
+        return tuple(out)
+
+    def gear_key(self, gear: Gear = None) -> tuple[int, ...]:
+        """Validate ``gear`` and return it as a tuple of :attr:`gears` (``()`` for a static
+        model; the largest gear for None). Raises ModelRunError(145013) for a gear the
+        model does not have."""
+        gears = self.gears
+        if not gears:
+            if gear is not None and gear != ():
+                raise ModelRunError(BATCH_INVALID, f"model {self.name!r} is static: it has no "
+                                    f"gears, {gear!r} cannot be set")
+            return ()
+        if gear is None:
+            return self.max_gear
+        if isinstance(gear, int):
+            if self.dynamic_kind != KIND_BATCH:
+                raise ModelRunError(BATCH_INVALID, f"model {self.name!r} has "
+                                    f"{self.dynamic_kind} gears {gears}, not batch gears: "
+                                    f"batch {gear} cannot be set")
+            key: tuple[int, ...] = (int(gear),)
+        else:
+            key = tuple(int(v) for v in gear)
+        if key not in gears:
+            what = f"batch {key[0]}" if self.dynamic_kind == KIND_BATCH else f"gear {list(key)}"
+            named = list(self.dynamic_batch) if self.dynamic_batch else [list(g) for g in gears]
+            raise ModelRunError(BATCH_INVALID, f"{what} is not one of the gears {named} of "
+                                f"model {self.name!r}")
+        return key
+
+    @property
+    def max_gear(self) -> tuple[int, ...]:
+        """The largest gear: the largest batch, otherwise the gear whose inputs hold the most
+        bytes (the first of equals); ``()`` for a static model."""
+        gears = self.gears
+        if not gears:
+            return ()
+        if self.dynamic_batch:
+            return (max(self.dynamic_batch),)
+        return max(gears, key=lambda g: sum(s.nbytes for s in self._in_specs(g)))
+
+    def _in_specs(self, key: tuple[int, ...]) -> list[TensorSpec]:
+        vals = iter(self.fill(key)) if key else iter(())
+        return [TensorSpec(d.dtype, d.filled(vals), d.format) for d in self.inputs]
+
+    # ----------------------------------------------------------------- descriptors
+    def input_specs(self, gear: Gear = None) -> list[TensorSpec]:
+        """Input TensorSpecs at ``gear`` (the largest when None; see :data:`Gear`): the -1
+        dims filled in; ``inputs[i].shape`` keeps the -1 that ``get_input_dims`` reports."""
+        return self._in_specs(self.gear_key(gear))
+
+    def output_specs(self, gear: Gear = None) -> list[TensorSpec]:
+        """Output TensorSpecs at ``gear`` (see :meth:`input_specs`), inferred through the
+        graph for a dynamic model."""
+        if not self.gears:
+            return [d.spec() for d in self.outputs]
+        specs = self.tensor_specs(gear)
+        return [TensorSpec(d.dtype, specs[d.name].shape, d.format) for d in self.outputs]
 
     @property
     def is_dynamic(self) -> bool:
-        """True for a dynamic-batch model."""
-        return bool(self.dynamic_batch)
+        """True for a model with gears (dynamic batch, image size or dims)."""
+        return bool(self.dynamic_kind)
 
     @property
     def acl_inputs(self) -> list[IODesc]:
-        """The inputs as the model desc reports them: the data inputs, then, for a
-        dynamic-batch model, the ``ascend_mbatch_shape_data`` input real ATC adds (int64
-        [1], ND, 8 bytes; see ``SHAPE_DATA_NAME``). ``run`` takes only the data inputs."""
-        if not self.dynamic_batch:
+        """The inputs as the model desc reports them: the data inputs, then, for a dynamic
+        model, the ``ascend_mbatch_shape_data`` input real ATC adds (int64 ``[k]``, ND,
+        ``8 k`` bytes, ``k`` the length of a named gear; see ``SHAPE_DATA_NAME``). ``run``
+        takes only the data inputs."""
+        gears = self.gears
+        if not gears:
             return list(self.inputs)
-        return [*self.inputs, IODesc(SHAPE_DATA_NAME, SHAPE_DATA_DTYPE, SHAPE_DATA_SHAPE,
+        return [*self.inputs, IODesc(SHAPE_DATA_NAME, SHAPE_DATA_DTYPE, (len(gears[0]),),
                                      ACL_FORMAT_ND)]
 
     @property
     def shape_data_index(self) -> int | None:
         """The index of the ``ascend_mbatch_shape_data`` input (after the data inputs), or
         None for a static model."""
-        return len(self.inputs) if self.dynamic_batch else None
+        return len(self.inputs) if self.is_dynamic else None
 
     @property
     def max_batch(self) -> int | None:
-        """The largest batch gear, or None for a static model."""
+        """The largest batch gear, or None for a model without batch gears."""
         return max(self.dynamic_batch) if self.dynamic_batch else None
 
-    def input_size(self, i: int, batch: int | None = None) -> int:
-        """Byte size of input ``i`` (``get_input_size_by_index``): the largest gear for a
-        dynamic-batch model unless ``batch`` is given."""
-        return self.inputs[i].spec(self._batch_or_max(batch)).nbytes
+    def input_size(self, i: int, gear: Gear = None, *, batch: Gear = None) -> int:
+        """Byte size of input ``i`` (``get_input_size_by_index``): at ``gear`` (``batch`` is
+        the same argument under its dynamic-batch name), or for a dynamic model without one
+        the most any gear needs."""
+        gear = batch if gear is None else gear
+        if gear is None and self.gears:
+            return max(self._in_specs(g)[i].nbytes for g in self.gears)
+        return self.input_specs(gear)[i].nbytes
 
-    def output_size(self, i: int, batch: int | None = None) -> int:
-        """Byte size of output ``i`` (largest gear for a dynamic-batch model)."""
-        return self.outputs[i].spec(self._batch_or_max(batch)).nbytes
+    def output_size(self, i: int, gear: Gear = None, *, batch: Gear = None) -> int:
+        """Byte size of output ``i``: at ``gear`` (or ``batch``), or the most any gear
+        produces."""
+        gear = batch if gear is None else gear
+        if gear is None and self.gears:
+            return max(self.output_specs(g)[i].nbytes for g in self.gears)
+        return self.output_specs(gear)[i].nbytes
 
     def weight_bytes(self) -> int:
         """Sum of the weight (initializer) sizes: the weight memory of ``query_size``."""
@@ -208,30 +324,16 @@ class OmModel:
         return sum(specs[t].nbytes for n in self.nodes for t in n.outputs if t not in outs)
 
     # ----------------------------------------------------------------- inference
-    def _batch_or_max(self, batch: int | None) -> int:
-        """Validate ``batch`` and return the key used for caches (0 for a static model)."""
-        if not self.dynamic_batch:
-            if batch is not None:
-                raise ModelRunError(BATCH_INVALID, f"model {self.name!r} has no dynamic batch; "
-                                    f"batch {batch} cannot be set")
-            return 0
-        if batch is None:
-            return max(self.dynamic_batch)
-        if batch not in self.dynamic_batch:
-            raise ModelRunError(BATCH_INVALID, f"batch {batch} is not one of the gears "
-                                f"{self.dynamic_batch} of model {self.name!r}")
-        return batch
-
-    def tensor_specs(self, batch: int | None = None) -> dict[str, TensorSpec]:
-        """The TensorSpec of every tensor (inputs, weights, node outputs) at ``batch``
-        (largest gear when None), inferred with the operators' ``infer``; cached."""
-        key = self._batch_or_max(batch)
+    def tensor_specs(self, gear: Gear = None) -> dict[str, TensorSpec]:
+        """The TensorSpec of every tensor (inputs, weights, node outputs) at ``gear``
+        (largest when None), inferred with the operators' ``infer``; cached per gear."""
+        key = self.gear_key(gear)
         cached = self._specs.get(key)
         if cached is not None:
             return cached
         specs: dict[str, TensorSpec] = {}
-        for d in self.inputs:
-            specs[d.name] = d.spec(key if self.dynamic_batch else None)
+        for d, spec in zip(self.inputs, self._in_specs(key), strict=True):
+            specs[d.name] = spec
         for name, w in self.weights.items():
             specs[name] = TensorSpec(w.dtype.name, tuple(int(s) for s in w.shape))
         for node in self.nodes:
@@ -250,14 +352,14 @@ class OmModel:
         self._specs[key] = specs
         return specs
 
-    def cost(self, batch: int | None = None) -> list[tuple[str, str, int, int]]:
+    def cost(self, gear: Gear = None) -> list[tuple[str, str, int, int]]:
         """Per node ``(node name, op type, flops, bytes)`` from the operators' cost functions
-        on the inferred shapes at ``batch`` (largest gear when None); cached per batch."""
-        key = self._batch_or_max(batch)
+        on the inferred shapes at ``gear`` (largest when None); cached per gear."""
+        key = self.gear_key(gear)
         cached = self._costs.get(key)
         if cached is not None:
             return cached
-        specs = self.tensor_specs(batch)
+        specs = self.tensor_specs(key)
         rows: list[tuple[str, str, int, int]] = []
         for node in self.nodes:
             op = get_op(node.op)
@@ -285,20 +387,39 @@ class OmModel:
                             f"matches none of the batch gears {self.dynamic_batch} "
                             f"(one sample is {per} elements); set the batch size explicitly")
 
-    def run(self, inputs: list[np.ndarray], batch: int | None = None) -> list[np.ndarray]:
+    def gear_for_inputs(self, inputs: list[np.ndarray]) -> Gear:
+        """The gear these arrays match: for a dynamic-batch model from the first input's
+        element count (:meth:`batch_for_inputs`), otherwise the first gear whose input shapes
+        (or, for flat arrays, element counts) they have; None for a static model. Raises
+        ModelRunError(145013) when none matches."""
+        if self.dynamic_batch or not self.gears:
+            return self.batch_for_inputs(inputs)
+        arrays = [np.asarray(a) for a in inputs]
+        for exact in (True, False):
+            for g in self.gears:
+                specs = self._in_specs(g)
+                if all((a.shape == s.shape) if exact else (a.size == s.size)
+                       for a, s in zip(arrays, specs, strict=False)):
+                    return g
+        raise ModelRunError(BATCH_INVALID, f"the input shapes {[list(a.shape) for a in arrays]}"
+                            f" match none of the gears {[list(g) for g in self.gears]} of "
+                            f"model {self.name!r}; set the gear explicitly")
+
+    def run(self, inputs: list[np.ndarray], batch: Gear = None) -> list[np.ndarray]:
         """Execute the graph on numpy ``inputs`` (one per model input, in order).
 
         Each array must have the input's dtype and its element count (it is reshaped to
-        the descriptor's shape). For a dynamic-batch model ``batch`` selects the gear;
-        when None it is deduced from the first input. Returns the outputs in order.
-        Raises ModelRunError: 145000 for a wrong input count/dtype/size, 145013 for a batch
-        that is not a gear, 500002 when a kernel fails.
+        the descriptor's shape). For a dynamic model ``batch`` selects the gear (an int
+        batch, or a tuple of :attr:`gears`); when None it is deduced from the inputs
+        (:meth:`gear_for_inputs`). Returns the outputs in order. Raises ModelRunError: 145000
+        for a wrong input count/dtype/size, 145013 for a gear the model does not have,
+        500002 when a kernel fails.
         """
         if len(inputs) != len(self.inputs):
             raise ModelRunError(PARAM_INVALID, f"model {self.name!r} has {len(self.inputs)} "
                                 f"inputs, {len(inputs)} arrays were given")
         if batch is None:
-            batch = self.batch_for_inputs(inputs)
+            batch = self.gear_for_inputs(inputs)
         specs = self.tensor_specs(batch)
         env: dict[str, np.ndarray] = dict(self.weights)
         for d, arr in zip(self.inputs, inputs, strict=True):
@@ -363,8 +484,10 @@ class OmModel:
         lines = [f"model {self.name!r} for {self.soc_version}"]
         lines += [f"  input  {d.name}: {d.dtype}{list(d.shape)}" for d in self.acl_inputs]
         lines += [f"  output {d.name}: {d.dtype}{list(d.shape)}" for d in self.outputs]
-        if self.dynamic_batch:
-            lines.append(f"  dynamic batch gears: {self.dynamic_batch} (the gear goes in "
+        if self.is_dynamic:
+            named = (list(self.dynamic_batch) if self.dynamic_batch
+                     else [list(g) for g in self.gears])
+            lines.append(f"  dynamic {self.dynamic_kind} gears: {named} (the gear goes in "
                          f"input {self.shape_data_index}, {SHAPE_DATA_NAME})")
         lines.append(f"  {len(self.nodes)} nodes: "
                      + ", ".join(f"{k} x{v}" for k, v in sorted(counts.items())))
@@ -417,6 +540,8 @@ class GraphBuilder:
         self.nodes: list[Node] = []
         self.weights: dict[str, np.ndarray] = {}
         self.dynamic_batch: list[int] = []
+        self.dynamic_hw: list[list[int]] = []
+        self.dynamic_dims: list[list[int]] = []
         self.meta: dict[str, Any] = {}
         self._names: set[str] = set()
         self._node_names: set[str] = set()
@@ -466,7 +591,8 @@ class GraphBuilder:
 
     def add_output(self, tensor: str, dtype: str, shape: tuple[int, ...] | list[int],
                    fmt: int = ACL_FORMAT_ND) -> None:
-        """Declare ``tensor`` a model output with this dtype and shape (-1 = batch)."""
+        """Declare ``tensor`` a model output with this dtype and shape (-1 = a dim that
+        differs between gears)."""
         self.outputs.append(IODesc(tensor, np.dtype(dtype).name,
                                    tuple(int(s) for s in shape), fmt))
 
@@ -487,7 +613,8 @@ class GraphBuilder:
         """The OmModel (validated like a loaded file; raises ModelFileError(145006))."""
         model = OmModel(self.name, list(self.inputs), list(self.outputs), list(self.nodes),
                         dict(self.weights), self.soc_version, list(self.dynamic_batch),
-                        dict(self.meta))
+                        dict(self.meta), [list(g) for g in self.dynamic_hw],
+                        [list(g) for g in self.dynamic_dims])
         validate(model)
         return model
 
@@ -497,29 +624,81 @@ def _bad(msg: str) -> ModelFileError:
     return ModelFileError(DATA_INVALID, f"the model data is not a valid OM: {msg}")
 
 
-def validate(model: OmModel) -> None:
-    """Check the graph is well formed and its shapes infer at every batch gear.
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
 
-    Raises ModelFileError(145006) naming the first problem: duplicate or unknown tensor
-    names, unknown op types, wrong input/output counts, non-constant const inputs, an
-    operator rejecting the shapes, or outputs that disagree with the inferred ones.
-    """
-    gears = model.dynamic_batch
-    if gears and (any(not isinstance(b, int) or isinstance(b, bool) or b <= 0 for b in gears)
-                  or len(set(gears)) != len(gears)):
-        raise _bad(f"dynamic_batch must be distinct positive integers, got {gears}")
+
+def _validate_gears(model: OmModel) -> None:
+    """The gear rules: at most one way of naming gears; batch gears are distinct positive
+    ints with -1 only at dim 0 of the inputs; image sizes are distinct positive (h, w)
+    pairs with -1 exactly at H and W of 4-D NCHW/NHWC inputs; dims gears are distinct lists
+    of positive ints, one per -1 of the inputs; a static model has no -1 input dim; only a
+    dynamic model's outputs may have -1."""
+    kinds = [k for k, v in ((KIND_BATCH, model.dynamic_batch), (KIND_HW, model.dynamic_hw),
+                            (KIND_DIMS, model.dynamic_dims)) if v]
+    if len(kinds) > 1:
+        raise _bad(f"a model names its gears one way, this one has {' and '.join(kinds)} gears")
+    kind = kinds[0] if kinds else ""
+    if kind == KIND_BATCH:
+        gears: list[Any] = list(model.dynamic_batch)
+        if not all(_is_int(b) and b > 0 for b in gears):
+            raise _bad(f"dynamic_batch must be distinct positive integers, got {gears}")
+    else:
+        gears = [list(g) if isinstance(g, (list, tuple)) else g
+                 for g in (model.dynamic_hw or model.dynamic_dims)]
+        if not all(isinstance(g, list) and g and all(_is_int(v) and v > 0 for v in g)
+                   for g in gears):
+            raise _bad(f"dynamic_{kind} gears must be lists of positive integers, got {gears}")
+    keys = [repr(g) for g in gears]
+    if len(set(keys)) != len(keys):
+        raise _bad(f"dynamic_{kind} has a repeated gear: {gears}")
     for d in [*model.inputs, *model.outputs]:
         if d.dtype not in NUMPY_TO_ACL:
             raise _bad(f"tensor {d.name!r} has unsupported dtype {d.dtype!r}")
-        if any(s < -1 for s in d.shape) or (-1 in d.shape and (not gears or d.shape[0] != -1
-                                                                 or -1 in d.shape[1:])):
-            raise _bad(f"tensor {d.name!r} has shape {list(d.shape)}: only dim 0 of a "
+        if any(s < -1 for s in d.shape):
+            raise _bad(f"tensor {d.name!r} has shape {list(d.shape)}: dims are >= 0, or -1")
+    for d in model.outputs:
+        if -1 in d.shape and not kind:
+            raise _bad(f"output {d.name!r} has shape {list(d.shape)}: only a dynamic model's "
+                       "outputs may have -1")
+    dyn = [d for d in model.inputs if -1 in d.shape]
+    for d in dyn:
+        if not kind:
+            raise _bad(f"input {d.name!r} has shape {list(d.shape)}: only a dynamic model's "
+                       "inputs may have -1")
+        if kind == KIND_BATCH and (d.shape[0] != -1 or -1 in d.shape[1:]):
+            raise _bad(f"input {d.name!r} has shape {list(d.shape)}: only dim 0 of a "
                        "dynamic-batch model may be -1")
-    if gears and not any(d.shape and d.shape[0] == -1 for d in model.inputs):
-        raise _bad("dynamic_batch is set but no input has a -1 batch dimension")
-    if gears and any(d.name == SHAPE_DATA_NAME for d in model.inputs):
-        raise _bad(f"input name {SHAPE_DATA_NAME!r} is reserved in a dynamic-batch model for "
-                   "the batch-size input ATC adds")
+        if kind == KIND_HW:
+            axes = HW_AXES.get(d.format)
+            if (len(d.shape) != 4 or axes is None or d.shape.count(-1) != 2
+                    or d.shape[axes[0]] != -1 or d.shape[axes[1]] != -1):
+                raise _bad(f"input {d.name!r} has shape {list(d.shape)} in format {d.format}: "
+                           "a dynamic image size needs -1 at exactly H and W of an NCHW or "
+                           "NHWC input")
+    if kind and not dyn:
+        raise _bad(f"dynamic_{kind} is set but no input has a -1 dimension")
+    if kind == KIND_HW and any(len(g) != 2 for g in gears):
+        raise _bad(f"dynamic_hw gears are [height, width] pairs, got {gears}")
+    if kind == KIND_DIMS:
+        n = sum(d.shape.count(-1) for d in model.inputs)
+        if any(len(g) != n for g in gears):
+            raise _bad(f"dynamic_dims gears need one value per -1 of the inputs ({n}), got "
+                       f"{gears}")
+    if kind and any(d.name == SHAPE_DATA_NAME for d in model.inputs):
+        raise _bad(f"input name {SHAPE_DATA_NAME!r} is reserved in a dynamic model for "
+                   "the gear input ATC adds")
+
+
+def validate(model: OmModel) -> None:
+    """Check the graph is well formed and its shapes infer at every gear.
+
+    Raises ModelFileError(145006) naming the first problem: a gear rule broken
+    (``_validate_gears``), duplicate or unknown tensor names, unknown op types, wrong
+    input/output counts, non-constant const inputs, an operator rejecting the shapes, or
+    outputs that disagree with the inferred ones (a declared -1 matches any size).
+    """
+    _validate_gears(model)
     known: set[str] = set()
     for name in [d.name for d in model.inputs] + list(model.weights):
         if name in known:
@@ -560,25 +739,32 @@ def validate(model: OmModel) -> None:
             raise _bad(f"model output {d.name!r} is not produced by the graph")
     model._specs.clear()
     model._costs.clear()
-    batches: list[int | None] = list(gears) if gears else [None]
-    for batch in batches:
+    keys: list[tuple[int, ...]] = model.gears or [()]
+    for key in keys:
         try:
-            specs = model.tensor_specs(batch)
+            specs = model.tensor_specs(key)
         except OpError as e:
-            where = _failing_node(model, batch)
+            where = _failing_node(model, key)
             raise _bad(f"{where}{e.message}") from None
         for d in model.outputs:
-            want = d.spec(batch)
             got = specs[d.name]
-            if got.dtype != want.dtype or got.shape != want.shape:
-                raise _bad(f"model output {d.name!r} is declared {want.dtype}"
-                           f"{list(want.shape)} but the graph gives {got.dtype}"
-                           f"{list(got.shape)}" + (f" at batch {batch}" if gears else ""))
+            if got.dtype != d.dtype or len(got.shape) != len(d.shape) or any(
+                    w not in (-1, g) for w, g in zip(d.shape, got.shape, strict=True)):
+                raise _bad(f"model output {d.name!r} is declared {d.dtype}{list(d.shape)} but "
+                           f"the graph gives {got.dtype}{list(got.shape)}"
+                           + (f" at {_gear_text(model, key)}" if key else ""))
 
 
-def _failing_node(model: OmModel, batch: int | None) -> str:
+def _gear_text(model: OmModel, key: tuple[int, ...]) -> str:
+    """'batch 4' / 'gear [224, 224]' for messages."""
+    return f"batch {key[0]}" if model.dynamic_batch else f"gear {list(key)}"
+
+
+def _failing_node(model: OmModel, key: tuple[int, ...]) -> str:
     """'node X (Op) at batch B: ' for the first node whose infer fails (best effort)."""
-    specs: dict[str, TensorSpec] = {d.name: d.spec(batch) for d in model.inputs}
+    specs: dict[str, TensorSpec] = {d.name: s for d, s in zip(model.inputs,
+                                                               model._in_specs(key),
+                                                               strict=True)}
     for name, w in model.weights.items():
         specs[name] = TensorSpec(w.dtype.name, tuple(w.shape))
     for node in model.nodes:
@@ -588,7 +774,7 @@ def _failing_node(model: OmModel, batch: int | None) -> str:
                             _infer_attrs(op, node, model.weights))
             specs.update(zip(node.outputs, outs, strict=True))
         except Exception:
-            at = f" at batch {batch}" if batch is not None else ""
+            at = f" at {_gear_text(model, key)}" if key else ""
             return f"node {node.name!r} ({node.op}){at}: "
     return ""
 
@@ -621,6 +807,11 @@ def dump_om_bytes(model: OmModel) -> bytes:
         "weights_size": offset,
         "meta": _jsonable(model.meta),
     }
+    # written only when set, so that models without them keep their bytes
+    if model.dynamic_hw:
+        header["dynamic_hw"] = [[int(v) for v in g] for g in model.dynamic_hw]
+    if model.dynamic_dims:
+        header["dynamic_dims"] = [[int(v) for v in g] for g in model.dynamic_dims]
     text = json.dumps(header, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
     raw = text.encode("ascii")
     raw += b" " * (-(_PREFIX.size + len(raw)) % _ALIGN)
@@ -711,6 +902,8 @@ def _load(data: bytes) -> OmModel:
         nodes.append(Node(_get(n, "name", str, what), _get(n, "op", str, what), ins, outs,
                           _get(n, "attrs", dict, what)))
     gears = _get(header, "dynamic_batch", list, "header")
+    hw = _get(header, "dynamic_hw", list, "header") if "dynamic_hw" in header else []
+    dims = _get(header, "dynamic_dims", list, "header") if "dynamic_dims" in header else []
     size = _get(header, "weights_size", int, "header")
     meta = _get(header, "meta", dict, "header")
     blob = memoryview(data)[start:]
@@ -741,7 +934,8 @@ def _load(data: bytes) -> OmModel:
         arr = np.frombuffer(blob, dtype=dtype, count=nbytes // np.dtype(dtype).itemsize,
                             offset=off).reshape(shape)
         weights[wname] = arr
-    model = OmModel(name, inputs, outputs, nodes, weights, soc, list(gears), meta)
+    model = OmModel(name, inputs, outputs, nodes, weights, soc, list(gears), meta, list(hw),
+                    list(dims))
     validate(model)
     return model
 

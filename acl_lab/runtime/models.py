@@ -11,10 +11,12 @@ must be non-null, inputs may be up to 64 bytes short (more is an error, larger i
 inputs and outputs must be device memory, and load, execute and unload must happen in one
 context.
 
-A dynamic-batch model has one more input than its graph, ``ascend_mbatch_shape_data``
-(``OmModel.acl_inputs``), as real ATC builds it: the input dataset needs a buffer for it, and
-``set_dynamic_batch`` (aclmdlSetDynamicBatchSize) must name that input's index. It writes the
-gear into that buffer, records it on the dataset (the gear its executions run at) and on the
+A dynamic model (gears named as batch sizes, image sizes or dims: ``OmModel.gears``) has one
+more input than its graph, ``ascend_mbatch_shape_data`` (``OmModel.acl_inputs``), as real ATC
+builds it: the input dataset needs a buffer for it. The three setters (aclmdlSetDynamicBatchSize,
+aclmdlSetDynamicHWSize, aclmdlSetInputDynamicDims) are three ways to name a gear and share one
+path, ``set_gear``: it checks the call in ACL's and GE's order, writes the gear's values into
+that buffer, records the gear on the dataset (the gear its executions run at) and on the
 loaded model (the gear ``get_cur_output_dims`` reports). Data buffers sized for the largest
 gear (``get_input_size_by_index``) are normal at any gear.
 """
@@ -34,7 +36,7 @@ import numpy as np
 from .compute import _lookup, _new_object, _resolve_start, kernel_ns, occupancy
 from .errors import AclError
 from .memory import DEVICE, DVPP, HOST_PAGEABLE, HOST_PINNED
-from .model import SHAPE_DATA_NAME
+from .model import KIND_BATCH, KIND_DIMS, KIND_HW, SHAPE_DATA_NAME, Gear
 from .objects import OBJ_DATASET, OBJ_MODEL_DESC, Context, HostThread, Task
 from .opdefs import NUMPY_TO_ACL
 from .scheduler import Engine, TaskKind
@@ -47,9 +49,13 @@ if TYPE_CHECKING:
 INPUT_SLACK = 64
 #: The undersized-input code of CANN 5-8 (GE PARAM_INVALID); newest GE returns 500002.
 UNDERSIZED_INPUT_CODE = 145000
-#: ACL_ERROR_GE_DYNAMIC_INPUT_LENGTH_INVALID: the batch-size buffer holds fewer than 4 bytes.
+#: ACL_ERROR_GE_DYNAMIC_INPUT_LENGTH_INVALID: the shape-data buffer is too small for the gear
+#: (fewer than 4 bytes per value), or set_input_dynamic_dims got dims that are not the
+#: model's inputs (GE ge_executor.cc SetDynamic*, GetCurDynamicDims).
 DYNAMIC_INPUT_LENGTH_CODE = 145012
-#: ACL_ERROR_GE_DYNAMIC_BATCH_SIZE_INVALID: a batch that is not a gear (or a static model).
+#: ACL_ERROR_GE_DYNAMIC_BATCH_SIZE_INVALID: a gear that is not the model's (a static model,
+#: or gears of another kind); the same code for batch, image size and dims (GE
+#: IsDynamicBatchSizeMatchModel / IsDynamicImageSizeMatchModel / IsDynmaicDimsSizeMatchModel).
 DYNAMIC_BATCH_CODE = 145013
 #: ACL_ERROR_GE_EXEC_MODEL_ID_INVALID
 MODEL_ID_CODE = 145003
@@ -69,13 +75,18 @@ class LoadedModel:
     last_stream: Any = None
     last_end: int = 0
     alive: bool = True
-    #: the gear of the last successful set_dynamic_batch_size (GE SetDynamicSize): what
+    #: the gear of the last successful gear setter (GE SetDynamicSize): what
     #: get_cur_output_dims reports; None until one (the largest gear is reported then)
-    cur_batch: int | None = None
-    #: execution_cost per batch key (the profile does not change within a session)
-    costs: dict[int, ExecutionCost] = field(default_factory=dict)
+    cur_gear: tuple[int, ...] | None = None
+    #: execution_cost per gear (the profile does not change within a session)
+    costs: dict[tuple[int, ...], ExecutionCost] = field(default_factory=dict)
     #: outputs of the last few executions by input digest (see ``_model_fn``)
     memo: OrderedDict[bytes, list[bytes]] = field(default_factory=OrderedDict)
+
+    @property
+    def cur_batch(self) -> tuple[int, ...] | None:
+        """The current gear under its older name (what profiling reads)."""
+        return self.cur_gear
 
 
 @dataclass(frozen=True)
@@ -97,8 +108,8 @@ class ExecutionCost:
     nbytes: int
 
 
-def execution_cost(s: Session, om: OmModel, batch: int | None = None) -> ExecutionCost:
-    """The virtual cost of executing ``om`` once at ``batch`` on ``s``'s profile.
+def execution_cost(s: Session, om: OmModel, batch: Gear = None) -> ExecutionCost:
+    """The virtual cost of executing ``om`` once at the gear ``batch`` on ``s``'s profile.
 
     Every layer runs at the rate of its own first input's dtype on ``occupancy`` cores.
 
@@ -132,13 +143,14 @@ class ModelDesc:
 
 class Dataset:
     """An aclmdlDataset: an ordered list of data-buffer handles (it owns none of them), and
-    the gear set on it by set_dynamic_batch_size (ACL's ``dataset->dynamicBatchSize``)."""
+    the gear set on it by a gear setter (ACL's ``dataset->dynamicBatchSize``,
+    ``dynamicResolutionHeight/Width`` and ``dynamicDims``: one named gear here)."""
 
     def __init__(self) -> None:
         self.oid = -1
         self.handle = 0
         self.buffers: list[int] = []
-        self.batch: int | None = None
+        self.gear: tuple[int, ...] | None = None
         self.alive = True
 
 
@@ -317,28 +329,34 @@ def io_spec(s: Session, handle: int, index: int, output: bool) -> dict[str, Any]
 
 
 def io_size(s: Session, handle: int, index: int, output: bool) -> int:
-    """Bytes of an input/output (the largest gear for dynamic batch; 8 for the
-    ``ascend_mbatch_shape_data`` input)."""
+    """Bytes of an input/output: for a dynamic model the most any gear needs (GE reports the
+    largest gear's size); ``8 k`` for the ``ascend_mbatch_shape_data`` input."""
     lm, specs = _io_descs(s, handle, output)
     io_spec(s, handle, index, output)
-    return int(specs[index].spec(lm.om.max_batch).nbytes)
+    om = lm.om
+    if output:
+        return om.output_size(index)
+    if index == om.shape_data_index:
+        return int(specs[index].spec().nbytes)
+    return om.input_size(index)
 
 
 def io_dims(s: Session, handle: int, index: int, output: bool,
             current: bool = False) -> dict[str, Any]:
     """``{'name', 'dimCount', 'dims'}`` of an input/output.
 
-    Inputs keep -1 for the batch of a dynamic-batch model; outputs give the largest gear
-    (as GE reports them), or with ``current`` the gear of the model's last
-    set_dynamic_batch_size (the largest before any).
+    Inputs keep the -1 dims of a dynamic model; outputs give the largest gear's (as GE
+    reports them), or with ``current`` those of the gear of the model's last gear setter
+    (the largest before any: GE's GetCurShape is empty then and ACL falls back to the
+    output dims, model.cpp aclmdlGetCurOutputDims).
     """
     spec = io_spec(s, handle, index, output)
     dims = [int(x) for x in spec["shape"]]
     lm = desc(s, handle).model
     assert lm is not None
     if output and lm.om.is_dynamic:
-        gear = (lm.cur_batch if current else None) or max(lm.om.dynamic_batch)
-        dims = [gear if d == -1 else d for d in dims]
+        gear = lm.cur_gear if current else None
+        dims = [int(x) for x in lm.om.output_specs(gear)[index].shape]
     return {"name": spec["name"], "dimCount": len(dims), "dims": dims}
 
 
@@ -361,6 +379,60 @@ def dynamic_batch(s: Session, handle: int) -> dict[str, Any]:
     om = desc(s, handle).model.om  # type: ignore[union-attr]
     gears = list(om.dynamic_batch)
     return {"batchCount": len(gears), "batch": gears}
+
+
+def dynamic_hw(s: Session, handle: int) -> dict[str, Any]:
+    """``{'hwCount', 'hw'}`` of a dynamic-image-size model, ``hw`` a list of ``[h, w]``
+    (0 and [] for any other model, as aclmdlGetDynamicHW fills in)."""
+    om = desc(s, handle).model.om  # type: ignore[union-attr]
+    gears = [list(g) for g in om.dynamic_hw]
+    return {"hwCount": len(gears), "hw": gears}
+
+
+#: the index aclmdlGetInputDynamicGearCount / aclmdlGetInputDynamicDims require: (size_t)-1,
+#: which the binding's ``k`` makes of a Python -1 (model.cpp: "index must be -1")
+ALL_INPUTS_INDEX = (1 << 64) - 1
+
+
+def _all_inputs_index(index: int, what: str) -> None:
+    if index != ALL_INPUTS_INDEX:
+        raise AclError(100000, f"{what}: index must be -1 (all inputs), got {index}")
+
+
+def dynamic_gear_count(s: Session, handle: int, index: int) -> int:
+    """aclmdlGetInputDynamicGearCount: the number of dims gears (0 for a model without
+    ``--dynamic_dims`` gears); ``index`` must be -1."""
+    om = desc(s, handle).model.om  # type: ignore[union-attr]
+    _all_inputs_index(index, "acl.mdl.get_input_dynamic_gear_count")
+    return len(om.dynamic_dims)
+
+
+def _all_dims(om: OmModel, gear: tuple[int, ...] | None) -> list[int]:
+    """Every data input's dims, concatenated in input order, with a gear's values in the -1
+    dims (or -1 kept when ``gear`` is None)."""
+    vals = iter(om.fill(gear)) if gear is not None else None
+    out: list[int] = []
+    for d in om.inputs:
+        out.extend(d.filled(vals) if vals is not None else d.shape)
+    return [int(v) for v in out]
+
+
+def input_dynamic_dims(s: Session, handle: int, index: int,
+                       gear_count: int) -> list[dict[str, Any]]:
+    """aclmdlGetInputDynamicDims: per dims gear, ``{'name', 'dimCount', 'dims'}`` with every
+    data input's dims concatenated (the gear's values in the -1 dims; model.cpp), ``name``
+    empty. ``index`` must be -1 and ``gear_count`` at least the model's gear count (100000)."""
+    om = desc(s, handle).model.om  # type: ignore[union-attr]
+    _all_inputs_index(index, "acl.mdl.get_input_dynamic_dims")
+    gears = [tuple(g) for g in om.dynamic_dims]
+    if gear_count < len(gears):
+        raise AclError(100000, f"gear_count {gear_count} is less than the model's "
+                               f"{len(gears)} dims gears (acl.mdl.get_input_dynamic_gear_count)")
+    out = []
+    for g in gears:
+        dims = _all_dims(om, g)
+        out.append({"name": "", "dimCount": len(dims), "dims": dims})
+    return out
 
 
 # ------------------------------------------------------------------------------ datasets
@@ -386,22 +458,58 @@ def destroy_dataset(s: Session, cid: int, handle: int) -> None:
 
 def set_dynamic_batch(s: Session, th: HostThread, cid: int, mid: int, handle: int,
                       index: int, batch: int) -> None:
-    """aclmdlSetDynamicBatchSize: choose the gear of the next executions with this dataset.
+    """aclmdlSetDynamicBatchSize: the gear ``(batch,)`` (``set_gear``); batch 0 is 100000
+    (model.cpp)."""
+    set_gear(s, th, cid, mid, handle, index, KIND_BATCH, (batch,))
 
-    The checks run in ACL's order (GE ``aclmdlSetDynamicBatchSize`` and
-    ``GeExecutor::SetDynamicBatchSize``): a null dataset, batch 0, an index with no buffer
-    or a buffer with a null address give 100000; a buffer under 4 bytes 145012; an unknown
-    model 145003 (unverified: one GE version returns an internal code that reaches Python as
-    500002); a static model or a batch that is not a gear 145013. Then the emulator's own
-    check: ``index`` must be the model's ``ascend_mbatch_shape_data`` input (100000
-    otherwise; real ACL writes the batch into whatever buffer ``index`` names and returns 0,
-    which corrupts a data input and leaves the shape-data buffer unset). On success the
-    gear is written into that buffer as GE does (8 bytes little-endian, 4 if the buffer is
-    smaller; a synchronous host-to-device copy) and recorded on the dataset and the model.
+
+def set_dynamic_hw(s: Session, th: HostThread, cid: int, mid: int, handle: int, index: int,
+                   height: int, width: int) -> None:
+    """aclmdlSetDynamicHWSize: the gear ``(height, width)`` (``set_gear``); a zero height or
+    width is 100000 (model.cpp)."""
+    set_gear(s, th, cid, mid, handle, index, KIND_HW, (height, width))
+
+
+def set_dynamic_dims(s: Session, th: HostThread, cid: int, mid: int, handle: int, index: int,
+                     dims: list[int]) -> None:
+    """aclmdlSetInputDynamicDims: ``dims`` is every data input's dims concatenated (the
+    values of one gear in the -1 dims, model.cpp and the aclmdlSetInputDynamicDims doc);
+    an empty list is 100000."""
+    set_gear(s, th, cid, mid, handle, index, KIND_DIMS, tuple(dims))
+
+
+_SETTER = {KIND_BATCH: "acl.mdl.set_dynamic_batch_size", KIND_HW: "acl.mdl.set_dynamic_hw_size",
+           KIND_DIMS: "acl.mdl.set_input_dynamic_dims"}
+
+
+def set_gear(s: Session, th: HostThread, cid: int, mid: int, handle: int, index: int,
+             kind: str, values: tuple[int, ...]) -> None:
+    """The three gear setters, one path: choose the gear of the next executions with this
+    dataset.
+
+    The checks run in ACL's order (model.cpp ``aclmdlSetDynamicBatchSize`` /
+    ``aclmdlSetDynamicHWSize`` / ``aclmdlSetInputDynamicDims``, then ge_executor.cc
+    ``SetDynamicBatchSize`` / ``SetDynamicImageSize`` / ``SetDynamicDims``): a null dataset,
+    a zero value (batch, height, width; an empty dims list), an index with no buffer or a
+    buffer with a null address give 100000. Then GE: an unknown model 145003 (unverified:
+    one GE version returns an internal code that reaches Python as 500002); batch and image
+    size check the buffer length first (145012 under 4 bytes per value); dims must be the
+    model's inputs' dims (145012 for another count or a static dim that differs: GE
+    GetCurDynamicDims), their -1 values give the gear. A gear the model does not have, of
+    its kind, is 145013 (a static model, another kind's gears); dims check the buffer length
+    after that (145012). Then the emulator's own check: ``index`` must be the model's
+    ``ascend_mbatch_shape_data`` input (100000 otherwise; real ACL writes the gear into
+    whatever buffer ``index`` names and returns 0, which corrupts a data input and leaves
+    the shape-data buffer unset). On success the gear's values are written into that buffer
+    as GE does (8 bytes each, little-endian, 4 if the buffer is smaller than 8 per value;
+    one synchronous host-to-device copy) and recorded on the dataset and the model.
     """
     ds = dataset(s, handle)
-    if batch <= 0:
-        raise AclError(100000, f"batch size must be positive, got {batch}")
+    if not values or any(v <= 0 for v in values):
+        what = {KIND_BATCH: "batch size", KIND_HW: "height and width",
+                KIND_DIMS: "dims"}[kind]
+        raise AclError(100000, f"{_SETTER[kind]}: the {what} must be positive (and dims not "
+                               f"empty), got {list(values)}")
     if not 0 <= index < len(ds.buffers):
         raise AclError(100000, f"the dataset has no buffer at index {index} (it has "
                                f"{len(ds.buffers)}): pass the index of the "
@@ -409,42 +517,90 @@ def set_dynamic_batch(s: Session, th: HostThread, cid: int, mid: int, handle: in
     b = s.data_buffer(ds.buffers[index])
     if b.addr == 0:
         raise AclError(100000, f"the data buffer at index {index} has a null address")
-    if b.size < 4:
-        raise AclError(DYNAMIC_INPUT_LENGTH_CODE,
-                       f"the data buffer at index {index} holds {b.size} bytes; the batch "
-                       "size needs at least 4 (allocate acl.mdl.get_input_size_by_index(desc, "
-                       "index) bytes for it)")
+    if kind != KIND_DIMS:  # GE checks the length before it looks the model up
+        _check_length(b.size, 4 * len(values), index)
     lm = model(s, mid, MODEL_ID_CODE)
-    gears = lm.om.dynamic_batch
-    if not gears:
-        raise AclError(DYNAMIC_BATCH_CODE, f"model {mid} is not a dynamic-batch model (it was "
-                                           "converted without --dynamic_batch_size): it has no "
-                                           "batch gears")
-    if batch not in gears:
-        raise AclError(DYNAMIC_BATCH_CODE, f"batch {batch} is not one of the model's gears "
-                                           f"{list(gears)} (acl.mdl.get_dynamic_batch)")
-    want = lm.om.shape_data_index
+    om = lm.om
+    gear = _dims_gear(om, values) if kind == KIND_DIMS else values
+    if gear not in om.gears or om.dynamic_kind != kind:
+        raise AclError(DYNAMIC_BATCH_CODE, _not_a_gear(om, mid, kind, gear))
+    if kind == KIND_DIMS:  # ... and for dims after the gear check
+        _check_length(b.size, 4 * len(gear), index)
+    want = om.shape_data_index
     if index != want:
-        names = [d.name for d in lm.om.acl_inputs]
+        names = [d.name for d in om.acl_inputs]
         what = f"input {names[index]!r}" if index < len(names) else "no model input"
-        raise AclError(100000, f"index {index} is {what}, not the batch-size input: pass "
-                               f"{want}, the index of {SHAPE_DATA_NAME} (from "
+        raise AclError(100000, f"index {index} is {what}, not the gear input: pass {want}, the "
+                               f"index of {SHAPE_DATA_NAME} (from "
                                f"acl.mdl.get_input_index_by_name(desc, \"{SHAPE_DATA_NAME}\")); "
-                               "real ACL would write the batch into buffer "
-                               f"{index} and return 0, corrupting it")
+                               f"real ACL would write the gear into buffer {index} and "
+                               "return 0, corrupting it")
     r = _io_region(s, b.addr, f"the {SHAPE_DATA_NAME} buffer")
-    nbytes = 8 if b.size >= 8 else 4
+    width = 8 if b.size >= 8 * len(gear) else 4
+    payload = b"".join(v.to_bytes(width, "little") for v in gear)
     s.require_ctx(th)
-    eng, dur = s._copy_cost(_MEMCPY_H2D, nbytes, True)
+    eng, dur = s._copy_cost(_MEMCPY_H2D, len(payload), True)
     t = Task(TaskKind.H2D, None, cid, th.clock, eng, dur)
-    t.label = f"batch size {batch} -> {SHAPE_DATA_NAME}"
+    t.label = f"{_gear_label(om, gear)} -> {SHAPE_DATA_NAME}"
     t.pinned = True
-    t.nbytes = nbytes
-    t.payload = batch.to_bytes(nbytes, "little")
-    s._add_access(t, r, b.addr - r.addr, nbytes, True)
+    t.nbytes = len(payload)
+    t.payload = payload
+    s._add_access(t, r, b.addr - r.addr, len(payload), True)
     s.run_sync_task(th, t)
-    ds.batch = batch
-    lm.cur_batch = batch
+    ds.gear = gear
+    lm.cur_gear = gear
+
+
+def _check_length(size: int, need: int, index: int) -> None:
+    if size < need:
+        raise AclError(DYNAMIC_INPUT_LENGTH_CODE,
+                       f"the data buffer at index {index} holds {size} bytes; the gear needs "
+                       f"at least {need} (4 per value; allocate "
+                       f"acl.mdl.get_input_size_by_index(desc, index) bytes for the "
+                       f"{SHAPE_DATA_NAME} input)")
+
+
+def _dims_gear(om: OmModel, dims: tuple[int, ...]) -> tuple[int, ...]:
+    """The -1 values of a set_input_dynamic_dims list (GE GetCurDynamicDims: the list must
+    have every data input's dims, the static ones as the model has them; 145012 else)."""
+    model_dims = _all_dims(om, None)
+    if len(dims) != len(model_dims):
+        raise AclError(DYNAMIC_INPUT_LENGTH_CODE,
+                       f"dims has {len(dims)} values, the model's inputs have {len(model_dims)}"
+                       f" dims {model_dims}: give every input's dims, in input order, with "
+                       "one gear's values in the -1 dims (acl.mdl.get_input_dynamic_dims)")
+    for i, (got, want) in enumerate(zip(dims, model_dims, strict=True)):
+        if want >= 0 and got != want:
+            raise AclError(DYNAMIC_INPUT_LENGTH_CODE,
+                           f"dims[{i}] is {got}, but that dim of the model's inputs is "
+                           f"static, {want} (the inputs' dims: {model_dims})")
+    return tuple(v for v, want in zip(dims, model_dims, strict=True) if want < 0)
+
+
+def _gear_label(om: OmModel, gear: tuple[int, ...]) -> str:
+    kind = om.dynamic_kind
+    if kind == KIND_BATCH:
+        return f"batch size {gear[0]}"
+    if kind == KIND_HW:
+        return f"image size {gear[0]}x{gear[1]}"
+    return f"dims {list(gear)}"
+
+
+def _not_a_gear(om: OmModel, mid: int, kind: str, gear: tuple[int, ...]) -> str:
+    asked = {KIND_BATCH: f"batch {gear[0]}", KIND_HW: f"image size {list(gear)}",
+             KIND_DIMS: f"dims gear {list(gear)}"}[kind]
+    if not om.is_dynamic:
+        return (f"model {mid} is static (converted without --dynamic_batch_size, "
+                f"--dynamic_image_size or --dynamic_dims): it has no gears, {asked} cannot "
+                "be set")
+    have = om.dynamic_kind
+    getter = {KIND_BATCH: "acl.mdl.get_dynamic_batch", KIND_HW: "acl.mdl.get_dynamic_hw",
+              KIND_DIMS: "acl.mdl.get_input_dynamic_dims"}[have]
+    named = (list(om.dynamic_batch) if have == KIND_BATCH else [list(g) for g in om.gears])
+    if have != kind:
+        return (f"model {mid} has {have} gears {named}, not {kind} gears: {asked} cannot be "
+                f"set with {_SETTER[kind]}; use {_SETTER[have]}")
+    return f"{asked} is not one of the model's gears {named} ({getter})"
 
 
 # ------------------------------------------------------------------------------ execution
@@ -454,11 +610,11 @@ def execute(s: Session, th: HostThread, cid: int, mid: int, in_ds: int, out_ds: 
             stream: int | None) -> None:
     """aclmdlExecute (``stream`` None: synchronous) and aclmdlExecuteAsync.
 
-    A dynamic-batch model runs at the gear set on ``in_ds`` by set_dynamic_batch_size
-    (145013 when none was set) and reads its ``ascend_mbatch_shape_data`` buffer too (100000
-    when the dataset lacks it). Its data buffers may hold anything up to the largest gear's
-    size (``get_input_size_by_index``) without a warning; more than 64 bytes less than the
-    current gear needs is 145000, as for a static model.
+    A dynamic model runs at the gear set on ``in_ds`` by a gear setter (145013 when none
+    was set) and reads its ``ascend_mbatch_shape_data`` buffer too (100000 when the dataset
+    lacks it). Its data buffers may hold anything up to the largest gear's size
+    (``get_input_size_by_index``) without a warning; more than 64 bytes less than the
+    current gear needs is 145000, as for a static model. Output shapes follow the gear.
     """
     if in_ds == 0 or out_ds == 0:
         raise AclError(100000, "input or output dataset is null")
@@ -473,28 +629,28 @@ def execute(s: Session, th: HostThread, cid: int, mid: int, in_ds: int, out_ds: 
     if len(ins.buffers) < n_in:
         extra = ""
         if shape_at is not None and len(ins.buffers) == shape_at:
-            extra = (f": input {shape_at} is {SHAPE_DATA_NAME}, the batch-size input ATC adds "
-                     "to a dynamic-batch model; add a buffer of "
+            extra = (f": input {shape_at} is {SHAPE_DATA_NAME}, the gear input ATC adds "
+                     "to a dynamic model; add a buffer of "
                      f"acl.mdl.get_input_size_by_index(desc, {shape_at}) bytes for it and pass "
-                     f"{shape_at} to acl.mdl.set_dynamic_batch_size")
+                     f"{shape_at} to {_SETTER[om.dynamic_kind]}")
         raise AclError(100000, f"the input dataset has {len(ins.buffers)} buffer(s), the model "
                                f"has {n_in} inputs (acl.mdl.get_num_inputs){extra}")
-    batch = ins.batch if dynamic else None
-    if dynamic and batch is None:
+    gear = ins.gear if dynamic else None
+    if dynamic and (gear is None or gear not in om.gears):
+        kind = om.dynamic_kind
+        named = list(om.dynamic_batch) if om.dynamic_batch else [list(g) for g in om.gears]
         raise AclError(DYNAMIC_BATCH_CODE,
-                       f"model {mid} is a dynamic-batch model (gears {list(om.dynamic_batch)}) "
-                       "and no batch size was set on this input dataset: call "
-                       f"acl.mdl.set_dynamic_batch_size(model_id, dataset, {shape_at}, batch) "
-                       "before executing")
-    in_specs, out_specs = om.input_specs(batch), om.output_specs(batch)
-    max_specs = om.input_specs() if dynamic else in_specs
+                       f"model {mid} is a dynamic model ({kind} gears {named}) and no gear "
+                       f"was set on this input dataset: call {_SETTER[kind]}(model_id, "
+                       f"dataset, {shape_at}, ...) before executing")
+    in_specs, out_specs = om.input_specs(gear), om.output_specs(gear)
+    limits = [om.input_size(i) for i in range(len(in_specs))]
     if len(outs.buffers) < len(out_specs):
         raise AclError(100000, f"the output dataset has {len(outs.buffers)} buffer(s), the "
                                f"model produces {len(out_specs)}")
     t = Task(TaskKind.MODEL, st, cid, th.clock, Engine.AICORE, 0)
     t.label = f"model {mid}"
     all_specs = list(in_specs)
-    limits = [x.nbytes for x in max_specs]
     if shape_at is not None:
         shape_spec = om.acl_inputs[shape_at].spec()
         all_specs.append(shape_spec)
@@ -505,10 +661,10 @@ def execute(s: Session, th: HostThread, cid: int, mid: int, in_ds: int, out_ds: 
         if b.size == 0:
             raise AclError(100000, f"input {i} has an empty data buffer")
         if b.size + INPUT_SLACK < need:
-            gear = f" at batch {batch}" if dynamic else ""
+            at = f" at {_gear_label(om, gear)}" if gear else ""
             raise AclError(UNDERSIZED_INPUT_CODE,
                            f"input {i} ({spec.dtype}{list(spec.shape)}) needs {need} bytes"
-                           f"{gear}; its buffer holds {b.size}, more than {INPUT_SLACK} bytes "
+                           f"{at}; its buffer holds {b.size}, more than {INPUT_SLACK} bytes "
                            "short (acl.mdl.get_input_size_by_index gives the size to allocate)")
         if b.size > limits[i]:
             largest = " (the largest gear)" if dynamic else ""
@@ -533,14 +689,14 @@ def execute(s: Session, th: HostThread, cid: int, mid: int, in_ds: int, out_ds: 
                                                   f"holds {b.size}")
         r = _io_region(s, b.addr, f"output {i}")
         s._add_access(t, r, b.addr - r.addr, need, True)
-    key = batch or 0
+    key = gear or ()
     ec = lm.costs.get(key)
     if ec is None:
-        ec = lm.costs[key] = execution_cost(s, om, batch)
+        ec = lm.costs[key] = execution_cost(s, om, key)
     t.duration = ec.duration_ns
     t.nbytes = ec.nbytes
     t.units = ec.units
-    t.kernel = _model_fn(om, in_specs, out_specs, batch, lm.memo)
+    t.kernel = _model_fn(om, in_specs, out_specs, gear, lm.memo)
     if st is not None:
         prev = lm.last_stream
         if prev is not None and prev is not st and prev.alive and not s.stream_done_at(
@@ -595,7 +751,8 @@ def shared_memo() -> Iterator[None]:
 
 
 def _model_fn(om: OmModel, in_specs: list[Any], out_specs: list[Any],
-              batch: int | None, memo: OrderedDict[bytes, list[bytes]] | None = None) -> Any:
+              gear: tuple[int, ...] | None,
+              memo: OrderedDict[bytes, list[bytes]] | None = None) -> Any:
     """The model task's effect. The graph is a pure function of its input bytes, so the
     outputs of the last ``MEMO_SIZE`` executions (up to ``MEMO_MAX_BYTES`` of outputs each)
     are remembered by input digest and reused for identical inputs (an emulator speed-up:
@@ -603,7 +760,7 @@ def _model_fn(om: OmModel, in_specs: list[Any], out_specs: list[Any],
     def run(data: list[bytes]) -> list[bytes]:
         key = b""
         if memo is not None:
-            h = hashlib.blake2b(repr(batch).encode(), digest_size=20)
+            h = hashlib.blake2b(repr(gear).encode(), digest_size=20)
             for raw in data:
                 h.update(len(raw).to_bytes(8, "little"))
                 h.update(raw)
@@ -619,20 +776,25 @@ def _model_fn(om: OmModel, in_specs: list[Any], out_specs: list[Any],
         return list(outs)
 
     def _run_model(data: list[bytes]) -> list[bytes]:
-        if batch is not None:  # a dynamic-batch model: the last input is the batch size
+        if gear is not None:  # a dynamic model: the last input holds the gear's values
             data, shape = data[:-1], data[-1]
-            got = int.from_bytes(shape[:8] if len(shape) >= 8 else shape[:4], "little")
-            if got != batch:
+            n = len(gear)
+            width = 8 if len(shape) >= 8 * n else 4
+            got = tuple(int.from_bytes(shape[i * width:(i + 1) * width], "little")
+                        for i in range(n))
+            if got != gear:
+                held = got[0] if om.dynamic_batch else list(got)
                 raise RuntimeError(
-                    f"the {SHAPE_DATA_NAME} input holds {got}, but this execution was "
-                    f"prepared for batch {batch} (acl.mdl.set_dynamic_batch_size wrote it "
-                    "there; something overwrote that buffer since)")
+                    f"the {SHAPE_DATA_NAME} input holds {held}, but this execution was "
+                    f"prepared for {_gear_label(om, gear)} "
+                    f"({_SETTER[om.dynamic_kind]} wrote it there; something overwrote that "
+                    "buffer since)")
         arrays = []
         for raw, spec in zip(data, in_specs, strict=True):
             buf = raw[:spec.nbytes].ljust(spec.nbytes, b"\0")
             arrays.append(np.frombuffer(buf, dtype=spec.dtype).reshape(spec.shape))
         with np.errstate(all="ignore"):  # a device computes inf/nan silently
-            outs = om.run(arrays, batch=batch)
+            outs = om.run(arrays, batch=gear)
         return [np.ascontiguousarray(o, dtype=spec.dtype).tobytes()
                 for o, spec in zip(outs, out_specs, strict=True)]
     return run
