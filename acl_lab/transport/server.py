@@ -1,0 +1,506 @@
+"""The emulator side of the pipe transport: one process owning the Session and the recorder.
+
+``Server(fd)`` serves one client (``acl_lab.transport.client.Pipe``) over a connected socket.
+A reader thread decodes frames (``codec``: plain data only, never pickle) and hands each
+message to the *host thread* paired with the client thread that sent it: contexts are bound
+to threads, so every learner thread gets its own thread here, named like it, and the trace
+shows the learner's threads. A host thread runs the call through the in-process transport's
+bound call (the same code ``import acl`` runs in a notebook) and replies.
+
+Messages (lists; ``key`` names a client thread, positive when the client made it up,
+negative when this side started the thread, e.g. ``acl.util.start_thread``):
+
+- client -> server ``["call", key, thread_name, api_name, args, file, line, sync, drop]``:
+  ``sync`` lists ``[addr, nbytes, data or None, writable]`` host ranges of the client to
+  shadow (and fill) at the same address before the call; ``drop`` the addresses of array
+  shadows the client no longer holds.
+- client -> server ``["done", key, ok, value]``: a callback this side asked for returned
+  (``ok``) or raised (``value`` is then its text).
+- client -> server ``["begin", key, index]`` / ``["end", key, index]``: grading's exercise
+  boundaries (a fresh Session per exercise; at the end its trace is written here).
+- server -> client ``["ret", key, value, landed, pins, error]``: the call's shaped result,
+  the host bytes that landed since the last reply (``[addr, data]``: copies whose
+  destination is the client's memory land at the virtual time the copy ends, so the reply to
+  the synchronize that completes an async copy carries its bytes), new pinned blocks to
+  mirror (``[addr, nbytes]``) and ``[exception type, message]`` or None.
+- server -> client ``["run", key, ref, args]``: run the client's callable ``ref``.
+- server -> client ``["bad", message]``: a frame that could not be understood.
+
+The learner's process cannot reach this one: a frame is only data, the only memory a call
+may touch outside the emulator's own allocations is the shadow pages (the runtime's view of
+"mapped host memory" is replaced by them, so a made-up address is unmapped here, never the
+server's own heap), and the trace is written by this process into a folder the sandbox
+cannot see.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import queue
+import socket
+import sys
+import threading
+import traceback
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ..acl import _boundary
+from ..runtime import memory as _memory
+from ..runtime.errors import AclError, DeadlockError
+from ..runtime.session import Session, set_current_session
+from . import codec, hostmem
+from .codec import CodecError, Ref
+
+#: Exception types a reply may name (the client raises the same type).
+EXCEPTIONS = {"TypeError": TypeError, "ValueError": ValueError, "RuntimeError": RuntimeError,
+              "NotImplementedError": NotImplementedError, "DeadlockError": DeadlockError,
+              "KeyboardInterrupt": KeyboardInterrupt, "MemoryError": MemoryError,
+              "IndexError": IndexError, "KeyError": KeyError, "OverflowError": OverflowError}
+#: Calls whose ``O`` argument is a host array the client describes (``host_array``).
+ARRAY_CALLS = ("acl.util.numpy_to_ptr", "acl.util.numpy_contiguous_to_ptr",
+               "acl.util.bytes_to_ptr")
+
+
+class _Exit(BaseException):
+    """The connection is gone: a host thread waiting for the client stops."""
+
+
+class Proxy:
+    """A callable of the client: calling it runs it there, in the paired thread."""
+
+    def __init__(self, server: Server, ref: int) -> None:
+        self._server = server
+        self.ref = ref
+
+    def __call__(self, *args: Any) -> Any:
+        """Run the client's callable with ``args`` and return what it returned."""
+        return self._server.run_remote(self.ref, args)
+
+
+class Server:
+    """Serves one pipe client; see the module docstring.
+
+    Args:
+        fd: the connected socket's file descriptor (owned from now on).
+        make_session: builds the Session for exercise ``index`` (grading) or for the whole
+            connection (``index`` -1, the default when no ``begin`` comes).
+        on_end: called with ``(index, session)`` once that session is finished (the trace is
+            ``session.recorder``'s); grading writes its files there.
+    """
+
+    def __init__(self, fd: int, make_session: Callable[[int], Session] | None = None,
+                 on_end: Callable[[int, Session], None] | None = None) -> None:
+        self.sock = socket.socket(fileno=fd)
+        self._wlock = threading.Lock()
+        self._make = make_session or (lambda index: Session())
+        self._on_end = on_end
+        self._mail: dict[int, queue.SimpleQueue[Any]] = {}
+        self._mail_lock = threading.Lock()
+        self._tls = threading.local()
+        self._next_key = -1
+        self.pages = hostmem.Pages()
+        self._arrays: dict[int, Any] = {}  # shadow arrays the client still holds
+        self._landed: list[list[Any]] = []
+        self._pins: list[list[int]] = []
+        self._pinned_seen: set[int] = set()
+        self.session: Session | None = None
+        self.index = -2  # no session yet
+        self._session_lock = threading.Lock()
+        self.errors: list[str] = []
+        here = _boundary.InProcess()
+        self.bound = {name: here.bind(entry["spec"])
+                      for name, entry in _boundary.registry().items()}
+        spec = _boundary.registry()["acl.util.bytes_to_ptr"]["spec"]
+        self.bound[spec.name] = here.bind(_boundary.ApiSpec(
+            spec.name, spec.cname, spec.fmt, spec.out, spec.launch, spec.default,
+            _shadow_bytes_to_ptr, spec.ptrs, spec.shape))
+
+    # ------------------------------------------------------------------ sessions
+    def _open(self, index: int) -> Session:
+        with self._session_lock:
+            if self.session is not None and self.index == index:
+                return self.session
+            self._close_current()
+            s = self._make(index)
+            s.hooks.subscribe(self)
+            self.session, self.index = s, index
+            set_current_session(s)
+            return s
+
+    def _close_current(self) -> None:
+        s, index = self.session, self.index
+        if s is None:
+            return
+        self.session = None
+        try:
+            if s.lock.acquire(timeout=10.0):
+                try:
+                    s.finish()
+                except Exception:
+                    pass
+                finally:
+                    s.lock.release()
+            s.close()
+        finally:
+            if self._on_end is not None:
+                self._on_end(index, s)
+
+    def current(self) -> Session:
+        """The session calls go to (the connection's own one when no ``begin`` came)."""
+        s = self.session
+        return s if s is not None else self._open(-1)
+
+    # ------------------------------------------------------------------ hooks
+    def on_landed(self, t: Any, region: Any, offset: int, data: bytes) -> None:
+        """A copy's bytes landed: those in host memory go back with the next reply."""
+        if region.kind in (_memory.HOST_PINNED, _memory.HOST_PAGEABLE):
+            self._landed.append([int(region.addr) + int(offset), bytes(data)])
+
+    def on_alloc(self, region: Any, call_id: int) -> None:
+        """A pinned block was allocated: the client mirrors it at the same address."""
+        if region.kind == _memory.HOST_PINNED and region.addr not in self._pinned_seen:
+            self._pinned_seen.add(int(region.addr))
+            self._pins.append([int(region.addr), int(region.size)])
+
+    # ------------------------------------------------------------------ wire
+    def send(self, msg: Any) -> None:
+        """Write one frame (values this side cannot encode become their repr)."""
+        data = codec.frame(msg, self._wire_other)
+        with self._wlock:
+            self.sock.sendall(data)
+
+    @staticmethod
+    def _wire_other(v: Any) -> Any:
+        if isinstance(v, Proxy):
+            return Ref(v.ref)
+        if isinstance(v, np.ndarray) and not v.dtype.hasobject:
+            return v.tobytes()
+        raise CodecError(f"a value of type {type(v).__name__} cannot cross the pipe")
+
+    def serve(self) -> None:
+        """Read frames until the client hangs up, then finish the open session."""
+        reader = codec.FrameReader(self.sock.fileno())
+        try:
+            while True:
+                try:
+                    body = reader.read()
+                except (CodecError, OSError) as e:
+                    self._bad(f"unreadable stream: {e}")
+                    break
+                if body is None:
+                    break
+                try:
+                    msg = codec.decode(body)
+                    self._dispatch(msg)
+                except CodecError as e:
+                    self._bad(f"malformed frame: {e}")
+                except (ValueError, TypeError, IndexError) as e:
+                    self._bad(f"malformed message: {e}")
+        finally:
+            with self._mail_lock:
+                boxes = list(self._mail.values())
+            for box in boxes:
+                box.put(None)
+            with self._session_lock:
+                self._close_current()
+
+    def _bad(self, message: str) -> None:
+        self.errors.append(message)
+        with contextlib.suppress(OSError, CodecError):
+            self.send(["bad", message[:2000]])
+
+    def _dispatch(self, msg: Any) -> None:
+        if not isinstance(msg, list) or len(msg) < 2 or type(msg[0]) is not str \
+                or type(msg[1]) is not int:
+            raise ValueError("a message is a list [kind, thread key, ...]")
+        kind, key = msg[0], msg[1]
+        if kind not in ("call", "done", "begin", "end"):
+            raise ValueError(f"unknown message kind {kind!r}")
+        if kind == "done" and key not in self._mail:
+            raise ValueError(f"no thread {key} is waiting for a callback")
+        self._box(key, msg[2] if kind == "call" and len(msg) > 2 else "").put(msg)
+
+    def _box(self, key: int, name: Any) -> queue.SimpleQueue[Any]:
+        with self._mail_lock:
+            box = self._mail.get(key)
+            if box is None:
+                if key < 0:
+                    raise ValueError(f"thread key {key} was not started here")
+                box = queue.SimpleQueue()
+                self._mail[key] = box
+                tname = name if type(name) is str and name else f"client-{key}"
+                t = threading.Thread(target=self._host, args=(key, box), daemon=True,
+                                     name=tname[:100])
+                t.start()
+            return box
+
+    # ------------------------------------------------------------------ host threads
+    def _host(self, key: int, box: queue.SimpleQueue[Any]) -> None:
+        self._tls.key = key
+        self._tls.box = box
+        while True:
+            msg = box.get()
+            if msg is None:
+                return
+            try:
+                self._handle(key, msg)
+            except _Exit:
+                return
+            except BaseException:  # a bug here must not end the server
+                self.errors.append(traceback.format_exc())
+
+    def _handle(self, key: int, msg: list[Any]) -> None:
+        kind = msg[0]
+        if kind in ("begin", "end"):
+            index = msg[2] if len(msg) > 2 else None
+            if type(index) is not int or index < 0:
+                self._reply(key, None, ("ValueError", "exercise index must be an int >= 0"))
+                return
+            if kind == "begin":
+                if index <= self.index:
+                    self._reply(key, None, ("ValueError", "exercises begin in order"))
+                    return
+                self._open(index)
+            elif index == self.index:
+                with self._session_lock:
+                    self._close_current()
+            self._reply(key, None, None)
+            return
+        if kind == "done":
+            self._reply(key, None, ("RuntimeError", "no callback is running in this thread"))
+            return
+        self._call(key, msg)
+
+    def _reply(self, key: int, value: Any, error: tuple[str, str] | None) -> None:
+        landed, self._landed = self._landed, []
+        pins, self._pins = self._pins, []
+        try:
+            self.send(["ret", key, value, landed, pins, list(error) if error else None])
+        except CodecError as e:
+            self.send(["ret", key, None, landed, pins, ["RuntimeError", str(e)]])
+
+    def _call(self, key: int, msg: list[Any]) -> None:
+        if len(msg) != 9:
+            self._reply(key, None, ("RuntimeError", "a call message has 9 fields"))
+            return
+        _, _, _, name, args, file, line, sync, drop = msg
+        bound = self.bound.get(name) if type(name) is str else None
+        if bound is None or type(args) is not list or type(file) is not str \
+                or type(line) is not int or type(sync) is not list or type(drop) is not list:
+            self._reply(key, None, ("RuntimeError", f"malformed call of {str(name)[:80]!r}"))
+            return
+        s = self.current()
+        try:
+            with s.lock:
+                self._sync(sync, drop)
+            call_args = tuple(self._arg(name, i, a) for i, a in enumerate(args))
+        except ValueError as e:
+            self._reply(key, None, ("RuntimeError", f"{name}: {e}"))
+            return
+        try:
+            value = bound(call_args, file, line)
+        except _Exit:
+            raise
+        except BaseException as e:
+            etype = type(e).__name__ if type(e).__name__ in EXCEPTIONS else "RuntimeError"
+            self._reply(key, None, (etype, str(e)))
+            return
+        self._reply(key, self._result(name, value), None)
+
+    def _sync(self, sync: list[Any], drop: list[Any]) -> None:
+        for a in drop:
+            if type(a) is int:
+                self._arrays.pop(a, None)
+        for entry in sync:
+            if not (type(entry) is list and len(entry) == 4 and type(entry[0]) is int
+                    and type(entry[1]) is int and type(entry[3]) is bool):
+                raise ValueError("a sync entry is [addr, nbytes, data or None, writable]")
+            addr, n, data, writable = entry
+            if addr <= 0 or not 0 <= n <= codec.MAX_FRAME:
+                raise ValueError("sync range out of bounds")
+            if data is not None and (type(data) is not bytes or len(data) != n):
+                raise ValueError("sync data does not match its range")
+            if _memory.MemorySystem.is_device_addr(addr) \
+                    or _memory.MemorySystem.is_device_addr(addr + max(n, 1) - 1):
+                raise ValueError("a host range in the device address window")
+            if self._owned(addr, n):
+                if data is not None:  # an emulator's pinned block: the client's writes
+                    hostmem.write(addr, data)
+                continue
+            if not self.pages.ensure(addr, n, writable):
+                continue  # taken here: the emulator will find it unmapped (107000)
+            if data is not None:
+                hostmem.write(addr, data)
+
+    def _owned(self, addr: int, n: int) -> bool:
+        """Whether the range lies in a live pinned block of the emulator."""
+        s = self.session
+        if s is None:
+            return False
+        r = s.memory.host_index.find(addr)
+        return r is not None and r.kind == _memory.HOST_PINNED and addr + n <= r.addr + r.size
+
+    def _arg(self, name: str, i: int, a: Any) -> Any:
+        if isinstance(a, Ref):
+            return Proxy(self, a.id)
+        if name in ARRAY_CALLS and i == 0 and type(a) is dict:
+            return self._shadow_array(a)
+        return a
+
+    def _shadow_array(self, d: dict[str, Any]) -> np.ndarray:
+        """The client's array as an array over its shadow at the same address."""
+        addr, n, dtype, shape, strides, writable = (d.get(k) for k in (
+            "addr", "nbytes", "dtype", "shape", "strides", "writable"))
+        if type(addr) is not int or type(n) is not int or type(dtype) is not str \
+                or type(shape) is not list or type(strides) is not list \
+                or type(writable) is not bool:
+            raise ValueError("bad host array description")
+        lo = d.get("lo")
+        if type(lo) is not int or (n and not self.pages.covers(lo, n)):
+            raise ValueError("the array's memory was not shadowed")
+        dt = np.dtype(dtype)
+        if dt.hasobject:
+            raise ValueError("object arrays cannot cross the pipe")
+        base = np.frombuffer(hostmem.view(lo, n), np.uint8)
+        arr = np.ndarray(tuple(int(x) for x in shape), dt, buffer=base, offset=addr - lo,
+                         strides=tuple(int(x) for x in strides))
+        arr.flags.writeable = writable
+        self._arrays[addr] = arr
+        return arr
+
+    def _result(self, name: str, value: Any) -> Any:
+        if name == "acl.util.ptr_to_numpy" and isinstance(value, np.ndarray):
+            return {"view": bool(value.flags.writeable), "data": value.tobytes()}
+        if name == "acl.util.numpy_contiguous_to_ptr" and isinstance(value, tuple):
+            return value[0]
+        return value
+
+    # ------------------------------------------------------------------ callbacks
+    def run_remote(self, ref: int, args: tuple[Any, ...]) -> Any:
+        """Ask the client to run its callable ``ref`` in this thread's partner; serve the
+        calls it makes meanwhile; return its result or raise RuntimeError with its error."""
+        key = getattr(self._tls, "key", None)
+        box = getattr(self._tls, "box", None)
+        if key is None or box is None:
+            with self._mail_lock:
+                key = self._next_key
+                self._next_key -= 1
+                box = queue.SimpleQueue()
+                self._mail[key] = box
+            self._tls.key, self._tls.box = key, box
+        self.send(["run", key, ref, list(args)])
+        while True:
+            msg = box.get()
+            if msg is None:
+                raise _Exit
+            if msg[0] == "done":
+                if len(msg) == 4 and msg[2] is True:
+                    return msg[3]
+                raise RuntimeError(f"callback raised {msg[3] if len(msg) > 3 else ''!s}")
+            try:
+                self._handle(key, msg)
+            except _Exit:
+                raise
+            except BaseException:
+                self.errors.append(traceback.format_exc())
+
+
+def _shadow_bytes_to_ptr(s: Session, th: Any, cid: int, data: Any) -> int:
+    """bytes_to_ptr of the client's bytes, given here as the array over their shadow:
+    registered like ``acl.util.bytes_to_ptr`` registers a bytes object (acl/util.py)."""
+    if not isinstance(data, np.ndarray):
+        raise ValueError("bytes_to_ptr needs an byte as argument")
+    addr = int(data.ctypes.data)
+    r = s.memory.register_pageable(data, addr, int(data.nbytes), cid)
+    if r.size and r.alloc_call == cid:
+        s.hooks.on_alloc(r, cid)
+    return addr
+
+
+def install_shadow_maps(pages: hostmem.Pages) -> None:
+    """Make the shadow pages the only raw host memory the emulator in this process sees.
+
+    ``acl_lab.runtime.memory`` reads ``/proc/self/maps`` through ``host_mappings`` before it
+    touches memory it did not hand out; in the server that would be the server's own heap.
+    """
+    _memory.host_mappings = pages.maps_lines
+
+
+def serve_fd(fd: int, make_session: Callable[[int], Session] | None = None,
+             on_end: Callable[[int, Session], None] | None = None) -> Server:
+    """Serve the client on ``fd`` until it hangs up (in this thread); returns the server."""
+    server = Server(fd, make_session, on_end)
+    install_shadow_maps(server.pages)
+    server.serve()
+    return server
+
+
+def _errors_to_stderr(server: Server) -> None:
+    for e in server.errors[:20]:
+        print(f"acl-lab transport server: {e}", file=sys.stderr)
+
+
+__all__ = ["AclError", "Proxy", "Server", "install_shadow_maps", "serve_fd"]
+
+
+#: Environment variable naming the socket's file descriptor in the server process.
+FD_ENV = "ACL_LAB_PIPE_FD"
+
+
+def main() -> int:
+    """``python -m acl_lab.transport.server``: serve the socket ``ACL_LAB_PIPE_FD``.
+
+    With a JSON job on stdin (grading: ``{"out": folder, "exercises": [id, ...],
+    "memory_mb": n}``) each ``begin i`` opens exercise ``i``'s Session (its profile and
+    device count, the grader's watchdog, a ``LandedLog``) and its end writes
+    ``out/ex<i>/trace.acltrace`` and the landed bytes there. Without a job (empty stdin) one
+    plain Session serves the whole connection. Calls made before the first ``begin`` go to
+    a plain session whose trace is ``out/trace.acltrace``.
+    """
+    text = sys.stdin.read() if not sys.stdin.isatty() else ""
+    fd = int(os.environ[FD_ENV])
+    if not text.strip():
+        _errors_to_stderr(serve_fd(fd))
+        return 0
+    from pathlib import Path
+
+    from ..grading import worker as _worker
+    from ..grading.provenance import LandedLog
+    from ..grading.rubric import get_exercise
+    from ..grading.runner import WATCHDOG_S
+
+    job = json.loads(text)
+    out = Path(job["out"])
+    _worker._limit_resources(job.get("memory_mb"))
+    _worker.load_extra_rubrics()
+    exercises = [get_exercise(str(e)) for e in job["exercises"]]
+    logs: dict[int, LandedLog] = {}
+
+    def make(index: int) -> Session:
+        if index == -1:  # calls before any begin: one plain session
+            s = Session(watchdog=WATCHDOG_S)
+        elif 0 <= index < len(exercises):
+            ex = exercises[index]
+            s = Session(profile=ex.profile, device_count=ex.device_count, watchdog=WATCHDOG_S)
+        else:
+            raise ValueError(f"no exercise {index} in this job")
+        logs[index] = LandedLog()
+        s.hooks.subscribe(logs[index])
+        return s
+
+    def end(index: int, s: Session) -> None:
+        folder = out / f"ex{index}" if index >= 0 else out
+        folder.mkdir(parents=True, exist_ok=True)
+        s.trace().save(folder / _worker.TRACE_FILE)
+        _worker.save_landed(logs[index].landed, folder)
+
+    _errors_to_stderr(serve_fd(fd, make, end))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
