@@ -15,18 +15,28 @@ E-coded messages and status 255. Failure messages go to stderr.
 What is emulated and what is not:
 
 * only ``--framework=5`` (ONNX); Caffe (0), MindSpore (1) and TensorFlow (3) are not;
-* only ``--mode=0`` (build a model); AIPP, ``--out_nodes`` and dynamic image size / dims
-  are refused with a clear message;
+* only ``--mode=0`` (build a model); ``--out_nodes`` and are refused with a clear
+  message;
+* ``--insert_op_conf=aipp.cfg`` (static AIPP, ``acl_lab.runtime.aipp``): the converted input
+  becomes the raw uint8 picture (NHWC, the size ATC gives it, e.g. w*h*3/2 for YUV420SP_U8)
+  and the model converts it itself; a configuration ATC refuses fails with E10052;
 * ``--singleop=JSON --output=DIR`` checks each op of the list against the emulated op
   registry and writes one ``.om`` per op (acl_lab's own JSON, not a real kernel) into DIR,
   for ``acl.op.set_model_dir``; the emulated ops run with or without it;
 * ``--precision_mode`` and ``--log`` are checked and recorded but the emulator always
   computes in the model's own dtypes (real ATC's default ``force_fp16`` runs convolutions
   and matrix products in fp16 on the NPU, so real results differ slightly);
-* dynamic shapes only as dynamic batch (``-1`` in dim 0 with ``--dynamic_batch_size``); as
-  with real ATC the model then has one more input, ``ascend_mbatch_shape_data`` (int64 [1]),
-  after the source model's inputs, which carries the batch chosen with
-  ``acl.mdl.set_dynamic_batch_size``.
+* dynamic shapes as gears: ``-1`` dims in ``--input_shape`` with one of
+  ``--dynamic_batch_size`` (-1 only at dim 0), ``--dynamic_image_size`` (-1 exactly at H and
+  W of an NCHW input) or ``--dynamic_dims`` (any -1 dims, ``--input_format=ND``), with ATC's
+  checks and E-codes (GE option_utils.cc and multi_batch_options.cc: one of the three at a
+  time, 2 to 100 distinct gears of positive values, ...). As with real ATC the model then
+  has one more input, ``ascend_mbatch_shape_data`` (int64 ``[k]``), after the source
+  model's inputs, which carries the gear chosen with ``acl.mdl.set_dynamic_batch_size``,
+  ``set_dynamic_hw_size`` or ``set_input_dynamic_dims``. Operators whose attributes would
+  depend on the image size (SAME padding with a stride, ceil-mode pooling, explicit pooling
+  pads) are refused for image-size and dims gears; a Reshape to a constant shape that does
+  not fit every gear fails the conversion.
 
 Supported ONNX ops: see :data:`SUPPORTED_OPS`.
 """
@@ -44,6 +54,9 @@ from ._extras import MissingExtra
 from .runtime.model import (
     ACL_FORMAT_NCHW,
     ACL_FORMAT_ND,
+    KIND_BATCH,
+    KIND_DIMS,
+    KIND_HW,
     SHAPE_DATA_NAME,
     GraphBuilder,
     ModelFileError,
@@ -79,10 +92,15 @@ Single operators (instead of --model/--framework):
 
 Options:
   --input_shape       "name:d0,d1,...;name2:d0,..." fixes input shapes (quote it in the
-                      shell). -1 in dim 0 marks the dynamic batch (needs --dynamic_batch_size).
-  --dynamic_batch_size  "1,2,4,8": the batch gears of a dynamic-batch model. The model
-                      gets one more input, ascend_mbatch_shape_data (int64 [1]), for the
-                      batch that acl.mdl.set_dynamic_batch_size chooses.
+                      shell). -1 marks a dynamic dim (needs one of the three gear flags).
+  --dynamic_batch_size  "1,2,4,8": batch gears (-1 at dim 0 only). The model gets one more
+                      input, ascend_mbatch_shape_data (int64 [1]), for the batch that
+                      acl.mdl.set_dynamic_batch_size chooses.
+  --dynamic_image_size  "224,224;448,448": image-size gears (height,width; -1 at H and W of
+                      an NCHW input); acl.mdl.set_dynamic_hw_size chooses one.
+  --dynamic_dims      "1,224;4,224": one value per -1 of --input_shape, per gear (needs
+                      --input_format=ND); acl.mdl.set_input_dynamic_dims chooses one.
+                      Only one gear flag at a time, 2 to 100 gears.
   --input_format      NCHW (default), NCDHW or ND.
   --output_type       FP32, FP16, UINT8, INT8, UINT16, INT16, UINT32, INT32, UINT64, INT64,
                       DOUBLE: the data type of every network output.
@@ -92,6 +110,9 @@ Options:
                       (recorded only: the emulator computes in the model's dtypes).
   --precision_mode_v2 fp16, origin, cube_fp16in_fp32out, mixed_float16, mixed_bfloat16
                       (recorded only; not together with --precision_mode).
+  --insert_op_conf    An AIPP configuration (aipp_op { aipp_mode: static input_format: ...
+                      }): the input becomes the raw picture and the model crops, converts
+                      colours and normalises it (static AIPP; dynamic AIPP is not emulated).
   --mode              0 (default): build an .om. Other modes are not emulated.
   --log               debug, info, warning, error, null (default).
   --weight            Caffe weights; ignored with a warning for ONNX.
@@ -102,8 +123,9 @@ _REQUIRED_HINT = ("Another possible reason is that the values of some parameters
                   "enclosed by quotation marks (\"\").")
 
 _FLAGS = {"model", "framework", "output", "soc_version", "input_shape", "input_format",
-          "output_type", "dynamic_batch_size", "log", "precision_mode", "precision_mode_v2",
-          "mode", "weight", "singleop"}
+          "output_type", "dynamic_batch_size", "dynamic_image_size", "dynamic_dims", "log",
+          "precision_mode", "precision_mode_v2",
+          "mode", "weight", "singleop", "insert_op_conf"}
 #: real flags accepted with a warning: they tune code generation, which is not emulated
 _IGNORED = {"host_env_os", "host_env_cpu", "op_select_implmode", "optypelist_for_implmode",
             "buffer_optimize", "enable_small_channel", "fusion_switch_file",
@@ -112,8 +134,8 @@ _IGNORED = {"host_env_os", "host_env_cpu", "op_select_implmode", "optypelist_for
             "disable_reuse_memory", "op_precision_mode", "auto_tune_mode", "sparsity",
             "external_weight", "compression_optimize_conf", "allow_hf32", "oo_level"}
 #: real flags whose feature the emulator does not have
-_NOT_EMULATED = {"out_nodes", "insert_op_conf", "input_fp16_nodes",
-                 "dynamic_image_size", "dynamic_dims", "om", "json", "input_shape_range",
+_NOT_EMULATED = {"out_nodes", "input_fp16_nodes",
+                 "om", "json", "input_shape_range",
                  "is_input_adjust_hw_layout", "is_output_adjust_hw_layout", "dump_mode",
                  "check_report", "input_hint_shape", "is_weight_clip", "enable_scope_fusion_passes"}
 
@@ -143,6 +165,17 @@ def _e10001(value: str, flag: str, reason: str) -> str:
 
 def _e10054(flag: str) -> str:
     return f"E10054: The required parameter --{flag} for ATC is empty. {_REQUIRED_HINT}"
+
+
+def _e10003(value: str, flag: str, reason: str) -> str:
+    return f"E10003: Value [{value}] for parameter [--{flag}] is invalid. Reason: {reason}"
+
+
+#: the gear flags, at most one at a time (GE option_utils.cc CheckDynamicInputParamValid)
+_GEAR_FLAGS = ("dynamic_batch_size", "dynamic_image_size", "dynamic_dims")
+#: how many gears a model may have (GE multi_batch_options.cc CheckDynamicParams:
+#: kMinShapesCount 2, kMaxShapesCount 100)
+MIN_GEARS, MAX_GEARS = 2, 100
 
 
 # ------------------------------------------------------------------------- flags
@@ -211,7 +244,7 @@ def _parse_input_shape(text: str) -> dict[str, list[int]]:
                                ) from None
             if v < -1 or v == 0:
                 raise AtcError(_e10001(text, "input_shape", f"dimension {v} of '{name}' must "
-                                       "be positive (or -1 for the dynamic batch)"))
+                                       "be positive (or -1 for a dynamic dim)"))
             dims.append(v)
         if name in shapes:
             raise AtcError(_e10001(text, "input_shape", f"input '{name}' is given twice"))
@@ -219,23 +252,70 @@ def _parse_input_shape(text: str) -> dict[str, list[int]]:
     return shapes
 
 
+def _check_gear_list(gears: list[list[int]]) -> None:
+    """GE CheckDynamicParams: 2 to 100 gears (E10035, E10036), of one length (E10037), of
+    values over 0 (E10038), none repeated (E10039)."""
+    n = len(gears)
+    if n < MIN_GEARS:
+        raise AtcError(f"E10035: --dynamic_batch_size, --dynamic_image_size, or --dynamic_dims "
+                       f"has {n} profiles, which is less than the minimum {MIN_GEARS}.")
+    if n > MAX_GEARS:
+        raise AtcError(f"E10036: --dynamic_batch_size, --dynamic_image_size, or --dynamic_dims "
+                       f"has {n} profiles, which is greater than the maximum {MAX_GEARS}.")
+    for g in gears:
+        if len(g) != len(gears[0]):
+            raise AtcError("E10037: The profiles configured in --dynamic_batch_size, "
+                           "--dynamic_image_size, or --dynamic_dims have inconsistent "
+                           f"dimension counts. A profile has {len(gears[0])} dimensions while "
+                           f"another has {len(g)} dimensions.")
+        for v in g:
+            if v <= 0:
+                raise AtcError(f"E10038: Dimension size {v} is invalid. The value must be "
+                               "greater than 0.")
+    if len({tuple(g) for g in gears}) != n:
+        raise AtcError("E10039: --dynamic_batch_size, --dynamic_image_size, or --dynamic_dims "
+                       "has duplicate profiles.")
+
+
 def _parse_batches(text: str) -> list[int]:
-    out: list[int] = []
-    for d in (x.strip() for x in text.split(",") if x.strip()):
-        try:
-            v = int(d)
-        except ValueError:
-            raise AtcError(_e10001(text, "dynamic_batch_size", f"'{d}' is not an integer")
-                           ) from None
-        if v <= 0:
-            raise AtcError(_e10001(text, "dynamic_batch_size", "batch sizes must be positive"))
-        if v in out:
-            raise AtcError(_e10001(text, "dynamic_batch_size", f"batch size {v} is repeated"))
-        out.append(v)
-    if not out or len(out) > 100:
-        raise AtcError(_e10001(text, "dynamic_batch_size", "give 1 to 100 batch sizes, "
-                               "e.g. \"1,2,4,8\""))
-    return out
+    """``--dynamic_batch_size``: digits and commas only (E10003, GE
+    CheckDynamicBatchSizeInputShapeValid), then the gear-list rules."""
+    if any(not (c.isdigit() or c == ",") for c in text):
+        raise AtcError(_e10003(text, "dynamic_batch_size",
+                               "It can only contain digits and \",\"."))
+    gears = [[int(d)] for d in text.split(",") if d]
+    _check_gear_list(gears)
+    return [g[0] for g in gears]
+
+
+def _parse_sizes(text: str, flag: str) -> list[list[int]]:
+    """``--dynamic_image_size`` / ``--dynamic_dims``: gears split by ';', values by ','.
+    Image sizes may hold digits, ',', ' ' and ';' only (E10003) and have two values per gear
+    (E10020, GE CheckDynamicImagesizeInputShapeValid); dims values must be digits (E10001,
+    GE CheckAndParseDynamicDims). Then the gear-list rules."""
+    text = text.rstrip(";")
+    if flag == "dynamic_image_size":
+        if any(not (c.isdigit() or c in ", ;") for c in text):
+            raise AtcError(_e10003(text, flag, "It can only contain digits, \",\", \" \" and "
+                                               "\";\"."))
+    elif not text:
+        raise AtcError(f"E10058: --{flag} cannot be empty.")
+    gears: list[list[int]] = []
+    for part in text.split(";"):
+        values = [v.strip() for v in part.split(",")]
+        if flag == "dynamic_image_size":
+            values = [v for v in values if v]
+            if len(values) != 2:
+                raise AtcError(f"E10020: Value [{text}] for parameter --dynamic_image_size is "
+                               "invalid. The value must be formatted as \"imagesize1_height,"
+                               "imagesize1_width;imagesize2_height,imagesize2_width\": each "
+                               "profile has two dimensions.")
+        for v in values:
+            if not v.isdigit():
+                raise AtcError(_e10001(v, flag, "Dynamic dims must be a positive integer."))
+        gears.append([int(v) for v in values])
+    _check_gear_list(gears)
+    return gears
 
 
 # ------------------------------------------------------------------------- conversion
@@ -252,14 +332,25 @@ class _Converter:
 
     def __init__(self, model: onnx.ModelProto, name: str, soc: str,
                  input_shape: dict[str, list[int]] | None, input_format: str | None,
-                 output_type: str | None, batches: list[int], log: str) -> None:
+                 output_type: str | None, batches: list[int], log: str,
+                 image_sizes: list[list[int]] | None = None,
+                 dims: list[list[int]] | None = None) -> None:
         self.onnx = model
         self.graph = model.graph
         self.opset = next((o.version for o in model.opset_import if o.domain in ("",
                                                                                 "ai.onnx")), 1)
         self.g = GraphBuilder(name, soc)
         self.g.dynamic_batch = list(batches)
+        self.g.dynamic_hw = [list(g) for g in image_sizes or []]
+        self.g.dynamic_dims = [list(g) for g in dims or []]
         self.batch = max(batches) if batches else None
+        #: how the gears are named ("" static), and the gear the conversion infers shapes
+        #: at (the largest batch, or the image size / dims gear with the largest product)
+        self.kind = (KIND_BATCH if batches else KIND_HW if image_sizes
+                     else KIND_DIMS if dims else "")
+        named = self.g.dynamic_hw or self.g.dynamic_dims
+        self.rep_gear = (max(named, key=lambda g: int(np.prod(g, dtype=np.int64)))
+                         if named else [])
         self.input_shape = input_shape
         self.input_format = input_format
         self.output_type = output_type
@@ -387,32 +478,119 @@ class _Converter:
                                    f"{model_dims} in the model; fix it with --input_shape="
                                    f"\"{vi.name}:...\"")
                 dims = [int(d) for d in model_dims]
-            if -1 in dims:
-                if dims.index(-1) != 0 or -1 in dims[1:]:
-                    raise AtcError(_e10001(",".join(map(str, dims)), "input_shape",
-                                           f"only dim 0 (the batch) of '{vi.name}' may be -1; "
-                                           "dynamic image sizes and dims are not emulated"))
-                if self.batch is None:
-                    raise AtcError(_e10001(",".join(map(str, dims)), "input_shape",
-                                   f"input '{vi.name}' has -1 but --dynamic_batch_size is not "
-                                   "set (fully dynamic shapes are not emulated)"))
             if self.input_format is not None:
                 fmt = _FORMATS[self.input_format]
             else:
                 fmt = ACL_FORMAT_NCHW if len(dims) == 4 else ACL_FORMAT_ND
+            if -1 in dims:
+                self._check_dynamic_input(vi.name, dims)
+            rep = self._rep_shape(dims)  # before add_input: it counts earlier -1 dims
             our = self.g.add_input(vi.name, dtype, tuple(dims), fmt)
             self.t[vi.name] = our
-            rep = self.batch or 0
-            self.specs[our] = TensorSpec(dtype, tuple(rep if d == -1 else d for d in dims), fmt)
-        if self.batch is not None and not any(-1 in d.shape for d in self.g.inputs):
-            raise AtcError(_e10001(",".join(map(str, self.g.dynamic_batch)),
-                                   "dynamic_batch_size", "no input has -1 in dim 0; set it "
-                                   "with --input_shape, e.g. \"x:-1,3,224,224\""))
-        if self.batch is not None and any(d.name == SHAPE_DATA_NAME for d in self.g.inputs):
-            raise AtcError(_e10001(",".join(map(str, self.g.dynamic_batch)),
-                                   "dynamic_batch_size", f"the model has an input named "
-                                   f"'{SHAPE_DATA_NAME}', the name of the batch-size input "
-                                   "a dynamic-batch model gets; rename that input"))
+            self.specs[our] = TensorSpec(dtype, rep, fmt)
+        self._check_dynamic_inputs()
+
+    def _check_dynamic_input(self, name: str, dims: list[int]) -> None:
+        """ATC's rules for an input with -1 dims, by gear flag (GE option_utils.cc and
+        multi_batch_options.cc): batch E10018 (-1 at dim 0 only); image size E10019 (a 4-D
+        input with -1 at exactly H and W of NCHW); dims 1 to 4 dims per input."""
+        text = ",".join(map(str, dims))
+        if not self.kind:
+            raise AtcError(_e10001(text, "input_shape",
+                                   f"input '{name}' has -1 but --dynamic_batch_size is not set "
+                                   "(nor --dynamic_image_size or --dynamic_dims; fully dynamic "
+                                   "shapes are not emulated)"))
+        if self.kind == KIND_BATCH and (dims[0] != -1 or -1 in dims[1:]):
+            i = next(j for j, v in enumerate(dims) if v == -1 and j > 0)
+            raise AtcError(f"E10018: Value [{dims[i]}] for shape [{i}] is invalid. When "
+                           "[--dynamic_batch_size] is included, only batch size N can be -1 "
+                           f"in [--input_shape] (input '{name}': {text}).")
+        if self.kind == KIND_HW and (len(dims) != 4 or dims.count(-1) != 2
+                                     or dims[2] != -1 or dims[3] != -1):
+            raise AtcError("E10019: When [--dynamic_image_size] is included, only the height "
+                           f"and width axes can be -1 in [--input_shape] (input '{name}': "
+                           f"{text}; NCHW: H and W are dims 2 and 3).")
+        if self.kind == KIND_DIMS and not 1 <= len(dims) <= 4:
+            raise AtcError(_e10001(text, "input_shape", f"input '{name}' has {len(dims)} dims: "
+                                   "each input needs 1 to 4 dims when --dynamic_dims is set"))
+
+    def _rep_shape(self, dims: list[int]) -> tuple[int, ...]:
+        """The shape an input with -1 dims has at the gear the conversion infers at."""
+        if -1 not in dims:
+            return tuple(dims)
+        if self.kind == KIND_BATCH:
+            return tuple(self.batch or 0 if d == -1 else d for d in dims)
+        if self.kind == KIND_HW:
+            h, w = self.rep_gear
+            return (dims[0], dims[1], h, w)
+        used = sum(d.shape.count(-1) for d in self.g.inputs)
+        vals = iter(self.rep_gear[used:])
+        return tuple(next(vals, 1) if d == -1 else d for d in dims)
+
+    def _check_dynamic_inputs(self) -> None:
+        """After all inputs: some input must have -1 (E10031 for batch, E10019 for image
+        size, E10001 for dims); dims gears need one value per -1 (E10003); the shape-data
+        input's name must be free."""
+        if not self.kind:
+            return
+        n = sum(d.shape.count(-1) for d in self.g.inputs)
+        if n == 0:
+            if self.kind == KIND_BATCH:
+                raise AtcError("E10031: --dynamic_batch_size is included, but none of the "
+                               "nodes specified in --input_shape has a batch size equaling -1 "
+                               "(no input has -1 in dim 0; set it with --input_shape, e.g. "
+                               "\"x:-1,3,224,224\").")
+            if self.kind == KIND_HW:
+                raise AtcError("E10019: When [--dynamic_image_size] is included, only the "
+                               "height and width axes can be -1 in [--input_shape] (no input "
+                               "has -1: set H and W to -1, e.g. \"x:1,3,-1,-1\").")
+            raise AtcError(_e10001("0", "input_shape's dynamic dim num", "At least one dim "
+                                   "should be -1 when dynamic_dims is set."))
+        if self.kind == KIND_DIMS and any(len(g) != n for g in self.g.dynamic_dims):
+            text = ";".join(",".join(map(str, g)) for g in self.g.dynamic_dims)
+            raise AtcError(_e10003(text, "dynamic_dims", "Each setting needs to be consistent "
+                                   f"with the number of -1 in the input shape ({n})."))
+        if any(d.name == SHAPE_DATA_NAME for d in self.g.inputs):
+            flag = {KIND_BATCH: "dynamic_batch_size", KIND_HW: "dynamic_image_size",
+                    KIND_DIMS: "dynamic_dims"}[self.kind]
+            raise AtcError(_e10001(SHAPE_DATA_NAME, flag, f"the model has an input named "
+                                   f"'{SHAPE_DATA_NAME}', the name of the gear input a dynamic "
+                                   "model gets; rename that input"))
+
+    def dynamic_outputs(self) -> None:
+        """For image-size and dims gears: infer the graph at every gear and mark each output
+        dim that differs between gears -1 (batch outputs get -1 in ``add_outputs``)."""
+        if self.kind not in (KIND_HW, KIND_DIMS):
+            return
+        g = self.g
+        probe = OmModel(g.name, list(g.inputs), list(g.outputs), list(g.nodes), dict(g.weights),
+                        g.soc_version, [], {}, [list(x) for x in g.dynamic_hw],
+                        [list(x) for x in g.dynamic_dims])
+        per_gear = []
+        for gear in probe.gears:
+            try:
+                specs = probe.tensor_specs(gear)
+            except OpError as e:
+                raise AtcError(f"ERROR: the converted graph does not fit gear {list(gear)}: "
+                               f"{e.message} (its shapes were fixed at gear "
+                               f"{list(self.rep_gear)}, e.g. by a Reshape to a constant "
+                               "shape)") from None
+            per_gear.append([specs[d.name].shape for d in g.outputs])
+        for i, d in enumerate(g.outputs):
+            shapes = [p[i] for p in per_gear]
+            if len({len(x) for x in shapes}) != 1:
+                raise AtcError(f"ERROR: output '{d.name}' has a different rank at different "
+                               f"gears: {[list(x) for x in shapes]}")
+            d.shape = tuple(v if all(x[j] == v for x in shapes) else -1
+                            for j, v in enumerate(shapes[0]))
+
+    def spatial_dynamic(self, node: Any, what: str) -> None:
+        """Refuse ``what`` on an image-size or dims model: its attributes would depend on
+        the gear (the emulator fixes them at conversion)."""
+        if self.kind in (KIND_HW, KIND_DIMS):
+            raise AtcError(f"ERROR: {node.op_type} '{node.name}' uses {what}, which depends on "
+                           "the input size; with --dynamic_image_size or --dynamic_dims the "
+                           "emulator converts it only where it does not")
 
     def add_outputs(self) -> None:
         """Declare the graph outputs (adding a Cast for --output_type) under their ONNX
@@ -470,6 +648,7 @@ class _Converter:
             fn = self._handler(node)
             fn(node, list(node.input), _attrs(node))
         self.add_outputs()
+        self.dynamic_outputs()
         self.g.meta = {"producer": "acl_lab.atc", "framework": 5, "opset": self.opset}
         try:
             return self.g.build()
@@ -692,6 +871,8 @@ class _Converter:
         """ONNX padding -> [top, bottom, left, right]."""
         auto = attrs.get("auto_pad", "NOTSET")
         if auto in ("SAME_UPPER", "SAME_LOWER"):
+            if any(v > 1 for v in s):
+                self.spatial_dynamic(node, f"auto_pad {auto} with strides {list(s)}")
             out = []
             for i in range(2):
                 o = -(-in_hw[i] // s[i])
@@ -750,6 +931,7 @@ class _Converter:
         t, b, left, r = pads
         floor_out = [(hw[0] + t + b - k[0]) // s[0] + 1, (hw[1] + left + r - k[1]) // s[1] + 1]
         if int(attrs.get("ceil_mode", 0)):
+            self.spatial_dynamic(node, "ceil_mode=1")
             ceil_out = [-(-(hw[0] + t + b - k[0]) // s[0]) + 1,
                         -(-(hw[1] + left + r - k[1]) // s[1]) + 1]
             if ceil_out != floor_out:
@@ -766,14 +948,16 @@ class _Converter:
         if pads == [0, 0, 0, 0]:
             padding = "VALID"
         elif all(same) and not include_pad:
+            if any(v > 1 for v in s):
+                self.spatial_dynamic(node, f"pads {pads} with strides {list(s)}")
             padding = "SAME"
         elif op == "MaxPool" or include_pad:
             # explicit padding: concatenate constant borders (-inf for max, 0 for a
             # count_include_pad average), then pool VALID; exact, static shapes only
-            if self.batch is not None:
+            if self.kind:
                 raise AtcError(f"ERROR: {node.op_type} '{node.name}' has explicit pads "
                                f"{[t, b, left, r]} (top, bottom, left, right); the emulator "
-                               "pads them with Concat, which needs a static batch")
+                               "pads them with Concat, which needs static shapes (no gears)")
             dt = np.dtype(spec.dtype)
             fill = (-np.inf if dt.kind == "f" else np.iinfo(dt).min) if op == "MaxPool" else 0
             x = self._pad_concat(node, x, t, b, 2, fill)
@@ -951,8 +1135,13 @@ def convert_onnx(model_path: str, *, soc_version: str, name: str | None = None,
                  input_shape: dict[str, list[int]] | None = None,
                  input_format: str | None = None, output_type: str | None = None,
                  dynamic_batch: list[int] | None = None, log: str = "null",
-                 meta: dict[str, Any] | None = None) -> OmModel:
+                 meta: dict[str, Any] | None = None,
+                 dynamic_image_size: list[list[int]] | None = None,
+                 dynamic_dims: list[list[int]] | None = None) -> OmModel:
     """Convert an ONNX file to an OmModel (what ``main`` does before writing ``.om``).
+
+    At most one of ``dynamic_batch`` (batch gears), ``dynamic_image_size`` ([h, w] gears)
+    and ``dynamic_dims`` (one value per -1 of ``input_shape``) may be given.
 
     Raises AtcError with the message lines ATC would print.
     """
@@ -968,7 +1157,7 @@ def convert_onnx(model_path: str, *, soc_version: str, name: str | None = None,
                                f"({type(e).__name__}: {e})")) from None
     conv = _Converter(proto, name or os.path.splitext(os.path.basename(model_path))[0],
                       soc_version, input_shape, input_format, output_type,
-                      list(dynamic_batch or []), log)
+                      list(dynamic_batch or []), log, dynamic_image_size, dynamic_dims)
     model = conv.run()
     model.meta.update(meta or {})
     model.meta["opset"] = conv.opset
@@ -1132,8 +1321,27 @@ def _run(flags: dict[str, str], warnings: list[str]) -> str:
         raise AtcError(_e10001(pm2, "precision_mode_v2", "it must be one of "
                                + ", ".join(_PRECISION_V2)))
     shapes = _parse_input_shape(flags["input_shape"]) if flags.get("input_shape") else None
+    gear_flags = [f for f in _GEAR_FLAGS if flags.get(f)]
+    if len(gear_flags) > 1:
+        raise AtcError("E10009: --dynamic_batch_size, --dynamic_image_size, --input_shape_range,"
+                       " and --dynamic_dims are mutually exclusive.")
+    if gear_flags and not shapes:
+        raise AtcError("E10004: Value for --input_shape is empty (a dynamic model needs "
+                       f"--input_shape with -1 dims for --{gear_flags[0]}).")
+    if flags.get("dynamic_image_size") and (fmt or "NCHW") != "NCHW":
+        raise AtcError(_e10003(fmt or "", "input_format", "When --dynamic_image_size is set, "
+                               "the input format only supports NCHW or NHWC (and ONNX models "
+                               "NCHW)."))
+    if flags.get("dynamic_dims") and fmt != "ND":
+        raise AtcError(_e10001(fmt or "NCHW", "input_format", "input_format must be ND when "
+                               "set dynamic_dims"))
     batches = (_parse_batches(flags["dynamic_batch_size"]) if flags.get("dynamic_batch_size")
                else [])
+    sizes = (_parse_sizes(flags["dynamic_image_size"], "dynamic_image_size")
+             if flags.get("dynamic_image_size") else None)
+    dims = (_parse_sizes(flags["dynamic_dims"], "dynamic_dims") if flags.get("dynamic_dims")
+            else None)
+    aipp_cfgs = _aipp_configs(flags.get("insert_op_conf") or "")
     for w in warnings:
         print(w)
     out_base = flags["output"]
@@ -1143,7 +1351,13 @@ def _run(flags: dict[str, str], warnings: list[str]) -> str:
     model = convert_onnx(model_path, soc_version=flags["soc_version"],
                          name=os.path.basename(out_base) or "model", input_shape=shapes,
                          input_format=fmt, output_type=otype, dynamic_batch=batches, log=log,
-                         meta=meta)
+                         meta=meta, dynamic_image_size=sizes, dynamic_dims=dims)
+    if aipp_cfgs:
+        from .runtime import aipp
+        try:
+            model = aipp.insert_static(model, aipp_cfgs)
+        except aipp.AippConfigError as e:
+            raise AtcError(_e10052(e.message)) from None
     data = dump_om_bytes(model)
     path = out_base + ".om"
     folder = os.path.dirname(os.path.abspath(path))
@@ -1155,6 +1369,22 @@ def _run(flags: dict[str, str], warnings: list[str]) -> str:
         raise AtcError(_e10001(out_base, "output", f"cannot write {path}: {e.strerror}")
                        ) from None
     return path
+
+
+def _e10052(reason: str) -> str:
+    return f"E10052: [--insert_op_conf] The AIPP configuration is invalid: {reason}."
+
+
+def _aipp_configs(path: str) -> list[Any]:
+    """The AIPP blocks of ``--insert_op_conf`` (none without it); AtcError E10052 for a file
+    ATC refuses (GE aipp_op.cc ValidateParams; acl_lab.runtime.aipp)."""
+    if not path:
+        return []
+    from .runtime import aipp
+    try:
+        return aipp.read_config(path)
+    except aipp.AippConfigError as e:
+        raise AtcError(_e10052(e.message)) from None
 
 
 def main(argv: list[str] | None = None) -> int:

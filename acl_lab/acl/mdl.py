@@ -17,8 +17,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..runtime import aipp as A
 from ..runtime import models as M
+from ..runtime.compute import _destroy_object, _lookup, _new_object
 from ..runtime.errors import AclError
+from ..runtime.objects import OBJ_MDL_AIPP
 from ..runtime.session import Session
 from ._boundary import acl_api
 
@@ -427,3 +430,219 @@ def set_input_dynamic_dims(s: S, th: Any, cid: int, model_id: int, dataset: int,
     """
     values = _dims_arg(dims)
     M.set_dynamic_dims(s, th, cid, model_id, dataset, index, values)
+
+
+# ----------------------------------------------------------------------------- AIPP
+# Static AIPP comes from ``atc --insert_op_conf`` (acl_lab.runtime.aipp); the dynamic AIPP
+# parameter set (aclmdlAIPP) is checked as ACL's acl_aipp.cpp checks it. acl_lab's ATC does
+# not build dynamic-AIPP models, so set_input_aipp / set_aipp_by_input_index end with the
+# code real ACL gives for a model without a dynamic AIPP input.
+
+
+def _aipp(s: S, handle: int) -> A.DynamicAipp:
+    p: A.DynamicAipp = _lookup(s, handle, A.DynamicAipp, "aclmdlAIPP parameter set")
+    return p
+
+
+@acl_api("acl.mdl.create_aipp", "aclmdlCreateAIPP", "K", out="value")
+def create_aipp(s: S, th: Any, cid: int, batch_size: int) -> int:
+    """A dynamic AIPP parameter set for ``batch_size`` batches (0 for batch 0, as the C call
+    returns NULL); every batch starts with var_reci 1.0 and everything else 0.
+
+    Differs from real ACL: no difference known.
+    """
+    if batch_size == 0:
+        raise AclError(100000, "the batchSize can't be zero")
+    return _new_object(s, A.DynamicAipp(batch_size), OBJ_MDL_AIPP, cid, "mdl aipp")
+
+
+@acl_api("acl.mdl.destroy_aipp", "aclmdlDestroyAIPP", "k")
+def destroy_aipp(s: S, th: Any, cid: int, aipp: int) -> None:
+    """Destroy a dynamic AIPP parameter set (100000 for null or an unknown handle).
+
+    Differs from real ACL: an unknown or already destroyed handle gives 100000 where real
+    ACL frees whatever the pointer points at.
+    """
+    _destroy_object(s, aipp, A.DynamicAipp, "aclmdlAIPP parameter set", cid)
+
+
+@acl_api("acl.mdl.set_aipp_input_format", "aclmdlSetAIPPInputFormat", "kI")
+def set_aipp_input_format(s: S, th: Any, cid: int, aipp: int, input_format: int) -> None:
+    """The picture format (aclAippInputFormat, 1..14); 100000 for another value.
+
+    Differs from real ACL: no difference known.
+    """
+    A.set_input_format(_aipp(s, aipp), input_format)
+
+
+@acl_api("acl.mdl.set_aipp_csc_params", "aclmdlSetAIPPCscParams", "kbhhhhhhhhhBBBBBB")
+def set_aipp_csc_params(s: S, th: Any, cid: int, aipp: int, switch: int, *values: int) -> None:
+    """Colour-space conversion: switch (0/1), the 9 matrix values (-32677..32676), 3 output
+    and 3 input biases (0..255); with the switch off the values are not checked.
+
+    Differs from real ACL: no difference known.
+    """
+    A.set_csc(_aipp(s, aipp), switch, tuple(values))
+
+
+@acl_api("acl.mdl.set_aipp_rbuv_swap_switch", "aclmdlSetAIPPRbuvSwapSwitch", "kb")
+def set_aipp_rbuv_swap_switch(s: S, th: Any, cid: int, aipp: int, switch: int) -> None:
+    """R/B (or U/V) channel swap: 0 or 1 (100000 otherwise).
+
+    Differs from real ACL: no difference known.
+    """
+    A.set_swap(_aipp(s, aipp), "rbuvSwapSwitch", switch)
+
+
+@acl_api("acl.mdl.set_aipp_ax_swap_switch", "aclmdlSetAIPPAxSwapSwitch", "kb")
+def set_aipp_ax_swap_switch(s: S, th: Any, cid: int, aipp: int, switch: int) -> None:
+    """RGBA -> ARGB (YUVA -> AYUV) swap: 0 or 1 (100000 otherwise).
+
+    Differs from real ACL: no difference known.
+    """
+    A.set_swap(_aipp(s, aipp), "axSwapSwitch", switch)
+
+
+@acl_api("acl.mdl.set_aipp_src_image_size", "aclmdlSetAIPPSrcImageSize", "kii")
+def set_aipp_src_image_size(s: S, th: Any, cid: int, aipp: int, width: int,
+                            height: int) -> None:
+    """The source picture size: width 2..4096, height 1..4096 (100000 otherwise).
+
+    Differs from real ACL: no difference known.
+    """
+    A.set_src_size(_aipp(s, aipp), width, height)
+
+
+def _window_api(name: str, cname: str, kind: str, fmt: str = "kbiiiiK") -> Any:
+    @acl_api(name, cname, fmt)
+    def window(s: S, th: Any, cid: int, aipp: int, switch: int, a: int, b: int, c: int,
+               d: int, batch_index: int) -> None:
+        """Crop (start w, start h, size w, size h), padding (top, bottom, left, right) or
+        resize (input w, h, output w, h) of batch ``batch_index``: 100000 for an index not
+        below the batch count, a switch other than 0/1 or a value out of range (with the
+        switch on).
+
+        Differs from real ACL: no difference known.
+        """
+        A.set_window(_aipp(s, aipp), kind, switch, a, b, c, d, batch_index)
+    return window
+
+
+set_aipp_crop_params = _window_api("acl.mdl.set_aipp_crop_params", "aclmdlSetAIPPCropParams",
+                                   "crop")
+set_aipp_padding_params = _window_api("acl.mdl.set_aipp_padding_params",
+                                      "aclmdlSetAIPPPaddingParams", "padding")
+set_aipp_scf_params = _window_api("acl.mdl.set_aipp_scf_params", "aclmdlSetAIPPScfParams",
+                                  "scf")
+
+
+def _dtc_api(name: str, cname: str, kind: str, fmt: str) -> Any:
+    @acl_api(name, cname, fmt)
+    def dtc(s: S, th: Any, cid: int, aipp: int, c0: float, c1: float, c2: float, c3: float,
+            batch_index: int) -> None:
+        """Per-channel mean (0..255), min (0..255) or variance reciprocal (-65504..65504)
+        of batch ``batch_index``; 100000 for a bad index or a value out of range.
+
+        Differs from real ACL: no difference known.
+        """
+        A.set_dtc(_aipp(s, aipp), kind, (c0, c1, c2, c3), batch_index)
+    return dtc
+
+
+set_aipp_dtc_pixel_mean = _dtc_api("acl.mdl.set_aipp_dtc_pixel_mean",
+                                   "aclmdlSetAIPPDtcPixelMean", "mean", "khhhhK")
+set_aipp_dtc_pixel_min = _dtc_api("acl.mdl.set_aipp_dtc_pixel_min",
+                                  "aclmdlSetAIPPDtcPixelMin", "min", "kffffK")
+set_aipp_pixel_var_reci = _dtc_api("acl.mdl.set_aipp_pixel_var_reci",
+                                   "aclmdlSetAIPPPixelVarReci", "var_reci", "kffffK")
+
+
+@acl_api("acl.mdl.get_aipp_data_size", "aclmdlGetAippDataSize", "K", out=1)
+def get_aipp_data_size(s: S, th: Any, cid: int, batch_size: int) -> int:
+    """``(size, ret)``: bytes of the dynamic AIPP input for ``batch_size`` batches,
+    64 + 96 x batch (100000 for batch 0).
+
+    Differs from real ACL: no difference known.
+    """
+    return A.data_size(batch_size)
+
+
+def _aipp_model(s: S, model_id: int) -> Any:
+    return M.model(s, model_id, M.MODEL_ID_CODE).om
+
+
+@acl_api("acl.mdl.get_aipp_type", "aclmdlGetAippType", "Ik", out=2,
+         default=(0, A.INVALID_NODE_INDEX))
+def get_aipp_type(s: S, th: Any, cid: int, model_id: int, index: int) -> tuple[int, int]:
+    """``(type, dynamic_attached_data_index, ret)`` of input ``index``: 1
+    (ACL_DATA_WITH_STATIC_AIPP) for an input converted with ``--insert_op_conf``, else 0
+    (ACL_DATA_WITHOUT_AIPP); the index is 0xFFFFFFFF without dynamic AIPP. 145003 for an
+    unknown model, 145000 for an index that names no input (GE GetAippType).
+
+    Differs from real ACL: acl_lab's models have no dynamic AIPP, so types 2 and 3 never occur.
+    """
+    return A.aipp_type(_aipp_model(s, model_id), index)
+
+
+@acl_api("acl.mdl.get_first_aipp_info", "aclmdlGetFirstAippInfo", "Ik", out=1, default=None)
+def get_first_aipp_info(s: S, th: Any, cid: int, model_id: int, index: int) -> dict[str, Any]:
+    """``(aclAippInfo dict, ret)`` of the static AIPP of input ``index``: the configuration
+    with camelCase keys (inputFormat, srcImageSizeW, cropSwitch, matrixR0C0, meanChn0, ...),
+    the source tensor (srcFormat, srcDatatype, srcDimNum), shapeCount and outDims;
+    ``(None, 145015)`` for an input without AIPP, 145003 for an unknown model.
+
+    Differs from real ACL: the keys of the ``outDims`` entries (srcDims, srcSize,
+    aippOutdims, aippOutSize) follow the C struct; the binding's spelling is unverified.
+    """
+    om = _aipp_model(s, model_id)
+    return A.first_aipp_info(om, index, len(om.dynamic_batch))
+
+
+def _check_dynamic_aipp_index(s: S, model_id: int, index: int) -> None:
+    """ACL CheckAippDataIndex: the input must be the dynamic AIPP parameter input."""
+    om = _aipp_model(s, model_id)
+    kind, _ = A.aipp_type(om, index)
+    if kind == A.DATA_WITHOUT_AIPP:
+        raise AclError(100000, f"model {model_id} is not a dynamic AIPP model: it has no "
+                               f"{A.DYNAMIC_AIPP_NAME} input (convert it with aipp_mode: "
+                               "dynamic; acl_lab's ATC converts static AIPP only)")
+    raise AclError(100000, f"input {index} of model {model_id} is not the dynamic AIPP "
+                           "data input (it has static AIPP)")
+
+
+@acl_api("acl.mdl.set_input_aipp", "aclmdlSetInputAIPP", "Ikkk")
+def set_input_aipp(s: S, th: Any, cid: int, model_id: int, dataset: int, index: int,
+                   aipp: int) -> None:
+    """Set the dynamic AIPP parameters of the next executions with ``dataset``; ``index``
+    is the ``ascend_dynamic_aipp_data`` input. Checks in ACL's order: 100000 for a null
+    dataset or parameter set, 100011 for an unknown model, 145000 for an index that names no
+    input, 100000 when the input is not a dynamic AIPP input.
+
+    Differs from real ACL: acl_lab builds no dynamic-AIPP model, so a call that passes the
+    argument checks ends with 100000 (what real ACL returns for such a model).
+    """
+    M.dataset(s, dataset)
+    _aipp(s, aipp)
+    M.model(s, model_id)
+    _check_dynamic_aipp_index(s, model_id, index)
+
+
+@acl_api("acl.mdl.set_aipp_by_input_index", "aclmdlSetAIPPByInputIndex", "Ikkk")
+def set_aipp_by_input_index(s: S, th: Any, cid: int, model_id: int, dataset: int,
+                            index: int, aipp: int) -> None:
+    """Set dynamic AIPP parameters on the data input ``index`` (the input linked to a
+    dynamic AIPP input): 100000 for a null parameter set, a null dataset or an index with no
+    buffer; 145003/145000 from the type lookup; 500000 (ACL_ERROR_FAILURE) when the input has
+    no dynamic AIPP linked.
+
+    Differs from real ACL: acl_lab builds no dynamic-AIPP model, so a call that passes the
+    argument checks ends with 500000 as real ACL does for an input without dynamic AIPP.
+    """
+    _aipp(s, aipp)
+    ds = M.dataset(s, dataset)
+    if not 0 <= index < len(ds.buffers):
+        raise AclError(100000, f"input param is invalid: the dataset has no buffer at index "
+                               f"{index} (it has {len(ds.buffers)})")
+    kind, _ = A.aipp_type(_aipp_model(s, model_id), index)
+    if kind != A.DATA_WITH_DYNAMIC_AIPP:
+        raise AclError(500000, f"input {index} of model {model_id} has no dynamic AIPP linked")

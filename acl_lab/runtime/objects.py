@@ -27,6 +27,7 @@ OBJ_OP_ATTR = 6
 OBJ_OP_HANDLE = 7
 OBJ_MODEL_DESC = 8
 OBJ_DATASET = 9
+OBJ_MDL_AIPP = 10  # an aclmdlAIPP (acl.mdl.create_aipp)
 OBJ_DVPP_CHANNEL_DESC = 20
 OBJ_DVPP_CHANNEL = 21
 OBJ_DVPP_PIC_DESC = 22
@@ -48,6 +49,7 @@ OBJ_KIND_NAMES: dict[int, str] = {
     OBJ_CONTEXT: "context", OBJ_STREAM: "stream", OBJ_EVENT: "event", OBJ_THREAD: "thread",
     OBJ_DATA_BUFFER: "data_buffer", OBJ_TENSOR_DESC: "tensor_desc", OBJ_OP_ATTR: "op_attr",
     OBJ_OP_HANDLE: "op_handle", OBJ_MODEL_DESC: "model_desc", OBJ_DATASET: "dataset",
+    OBJ_MDL_AIPP: "mdl_aipp",
     OBJ_DVPP_CHANNEL_DESC: "dvpp_channel_desc", OBJ_DVPP_CHANNEL: "dvpp_channel",
     OBJ_DVPP_PIC_DESC: "dvpp_pic_desc", OBJ_DVPP_RESIZE_CONFIG: "dvpp_resize_config",
     OBJ_DVPP_ROI_CONFIG: "dvpp_roi_config", OBJ_DVPP_BATCH_PIC_DESC: "dvpp_batch_pic_desc",

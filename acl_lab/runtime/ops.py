@@ -1308,3 +1308,7 @@ def _register_sample_ops() -> None:
 _register_all()
 _register_aipp()
 _register_sample_ops()
+
+# The static AIPP ATC's --insert_op_conf inserts lives with its configuration (runtime/aipp.py);
+# importing it registers InsertedAipp once the operators above are in.
+from . import aipp as _aipp  # noqa: E402,F401

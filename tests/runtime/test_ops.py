@@ -137,8 +137,19 @@ def _case(name: str, s: int, dtype: str | None = None) -> tuple[Arrays, dict[str
         # an NV12 picture of 2(s+1) x 4(s+1) pixels: Y rows, then half as many UV rows
         "Aipp": lambda: ([np.random.default_rng(s).integers(
             0, 256, (1, 3 * (s + 1), 4 * (s + 1)), dtype=np.uint8)], {}),
+        # the op ATC inserts for --insert_op_conf: an RGB888 picture of (s+1) x 2(s+1) pixels
+        "InsertedAipp": lambda: ([np.random.default_rng(s).integers(
+            0, 256, (1, s + 1, 2 * (s + 1), 3), dtype=np.uint8)], _inserted_aipp(s)),
     }
     return cases[name]()
+
+
+def _inserted_aipp(s: int) -> dict[str, Any]:
+    from acl_lab.runtime import aipp
+    (cfg,) = aipp.parse_config("aipp_op { aipp_mode: static input_format: RGB888_U8 "
+                               "mean_chn_0: 10 var_reci_chn_1: 0.5 }")
+    g = aipp.geometry(cfg, TensorSpec("float32", (1, 3, s + 1, 2 * (s + 1)), 0))
+    return aipp._attrs_of(cfg, g)
 
 
 ALL_OPS = sorted(REGISTRY)  # importing acl_lab.runtime.ops registered them
