@@ -15,8 +15,7 @@ E-coded messages and status 255. Failure messages go to stderr.
 What is emulated and what is not:
 
 * only ``--framework=5`` (ONNX); Caffe (0), MindSpore (1) and TensorFlow (3) are not;
-* only ``--mode=0`` (build a model); ``--out_nodes`` and are refused with a clear
-  message;
+* only ``--mode=0`` (build a model); ``--out_nodes`` is refused with a clear message;
 * ``--insert_op_conf=aipp.cfg`` (static AIPP, ``acl_lab.runtime.aipp``): the converted input
   becomes the raw uint8 picture (NHWC, the size ATC gives it, e.g. w*h*3/2 for YUV420SP_U8)
   and the model converts it itself; a configuration ATC refuses fails with E10052;
