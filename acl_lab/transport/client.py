@@ -57,6 +57,11 @@ WRITES: dict[str, tuple[tuple[int, int], ...]] = {
     "acl.rt.memcpy": ((0, 3),), "acl.rt.memcpy_async": ((0, 3),),
     "acl.rt.memset": ((0, 3),), "acl.rt.memset_async": ((0, 3),),
 }
+#: Arguments handed back to the program's own callable (user data): they stay here and cross
+#: as a ``Ref``, so the callable gets the very object (real ACL passes the pointer through).
+BY_REFERENCE: dict[str, tuple[int, ...]] = {
+    "acl.rt.launch_callback": (1,), "acl.util.start_thread": (1,),
+}
 #: Mirrors of the program's arrays kept beyond those it still references (as the runtime
 #: keeps orphans, ``MemorySystem.ORPHANS_KEPT``).
 ORPHANS_KEPT = 64
@@ -109,10 +114,14 @@ class Pipe(Transport):
         name = spec.name
         reads, writes = READS.get(name, ()), WRITES.get(name, ())
         local = _LOCAL.get(name)
+        by_ref = BY_REFERENCE.get(name, ())
 
         def call(args: tuple[Any, ...], file: str, line: int) -> Any:
             if local is not None:
                 return local(self, spec, args, file, line)
+            if by_ref:
+                args = tuple(self._ref(a) if i in by_ref and a is not None else a
+                             for i, a in enumerate(args))
             return self.request(name, args, file, line, reads, writes)
 
         return call

@@ -451,6 +451,74 @@ __all__ = ["AclError", "Proxy", "Server", "install_shadow_maps", "serve_fd"]
 FD_ENV = "ACL_LAB_PIPE_FD"
 
 
+class ServerProcess:
+    """A server process for one client, started beside it (``python -m
+    acl_lab.transport.server``), with the client's end of the socket ready to hand over.
+
+    Args:
+        out: the folder the server writes traces to (grading: outside the sandbox).
+        exercises: the job's exercise ids (``begin i`` opens exercise ``i``).
+        memory_mb: the address-space limit the server sets on itself.
+        env: the environment (default: this process's).
+
+    ``client_fd`` is the client's end (inheritable: pass it with ``pass_fds``); call
+    ``release_client_fd()`` once the client process has it.
+    """
+
+    def __init__(self, out: str | os.PathLike[str], exercises: list[str] | tuple[str, ...] = (),
+                 memory_mb: int | None = None, env: dict[str, str] | None = None) -> None:
+        import subprocess
+
+        mine, theirs = socket.socketpair()
+        child_env = dict(os.environ if env is None else env)
+        child_env[FD_ENV] = str(theirs.fileno())
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "acl_lab.transport.server"], stdin=subprocess.PIPE,
+            pass_fds=(theirs.fileno(),), env=child_env, start_new_session=True)
+        theirs.close()
+        job = {"out": os.fspath(out), "exercises": list(exercises), "memory_mb": memory_mb}
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(json.dumps(job).encode("utf-8"))
+        self.proc.stdin.close()
+        self.client_fd = mine.detach()
+        os.set_inheritable(self.client_fd, True)
+
+    def release_client_fd(self) -> None:
+        """Close this process's copy of the client's end (the client holds its own)."""
+        if self.client_fd >= 0:
+            with contextlib.suppress(OSError):
+                os.close(self.client_fd)
+            self.client_fd = -1
+
+    def wait(self, timeout: float | None = None) -> int | None:
+        """The server's exit code once it ended (it ends when the client hangs up); killed
+        and None when it is still running after ``timeout`` seconds."""
+        import subprocess
+
+        try:
+            return self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            return None
+
+    def kill(self) -> None:
+        """End the server process now."""
+        with contextlib.suppress(OSError):
+            self.proc.kill()
+        with contextlib.suppress(Exception):
+            self.proc.wait(10)
+
+
+def _die_with_parent() -> None:
+    """Linux: this process gets SIGKILL when the process that started it ends."""
+    with contextlib.suppress(Exception):
+        import ctypes
+        import signal
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+
+
 def main() -> int:
     """``python -m acl_lab.transport.server``: serve the socket ``ACL_LAB_PIPE_FD``.
 
@@ -461,6 +529,7 @@ def main() -> int:
     plain Session serves the whole connection. Calls made before the first ``begin`` go to
     a plain session whose trace is ``out/trace.acltrace``.
     """
+    _die_with_parent()
     text = sys.stdin.read() if not sys.stdin.isatty() else ""
     fd = int(os.environ[FD_ENV])
     if not text.strip():
