@@ -257,7 +257,7 @@ def test_rgb888_swap_crop_mean_var_padding(ready: ModuleType, tmp_path: Path,
         mean_chn_1 : 20
         mean_chn_2 : 30
         var_reci_chn_0 : 0.5
-        var_reci_chn_1 : 0.25
+        var_reci_chn_1 : 0.3
         var_reci_chn_2 : 2.0
     }"""
     rc, err, om = _convert(tmp_path, capsys, cfg, h=6, w=8)
@@ -267,10 +267,11 @@ def test_rgb888_swap_crop_mean_var_padding(ready: ModuleType, tmp_path: Path,
     assert ready.mdl.get_input_size_by_index(desc, 0) == 7 * 10 * 3
     planes = pic[1:5, 3:9, ::-1].transpose(2, 0, 1).astype(np.float32)  # B, G, R
     dtc = (planes - np.array([10, 20, 30], np.float32).reshape(3, 1, 1)) * np.array(
-        [0.5, 0.25, 2.0], np.float32).reshape(3, 1, 1)
+        [0.5, 0.3, 2.0], np.float32).reshape(3, 1, 1)
     want = np.zeros((3, 6, 8), np.float32)
     want[:, 1:5, 2:8] = dtc.astype(np.float16)
     np.testing.assert_array_equal(got.reshape(3, 6, 8), want)
+    assert not np.array_equal(want[1, 1:5, 2:8], dtc[1])  # float16 rounding is visible
     info = ok(ready.mdl.get_first_aipp_info(mid, 0))
     assert (info["inputFormat"], info["srcImageSizeW"], info["srcImageSizeH"]) == \
         (ACL_RGB888_U8, 10, 7)
