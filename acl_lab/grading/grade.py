@@ -28,6 +28,13 @@ learner cannot change what is graded by editing metadata; otherwise the submitte
 own metadata. Every learner gets rows for every exercise graded for anyone (or named with
 ``--exercise``): an exercise no notebook of theirs holds scores 0 with that reason.
 
+Hidden runs (otter-grader's hidden tests, ``rubric.Hidden``): after each exercise's visible run
+the worker runs the same function again for each of the exercise's hidden runs, with a seed
+this process draws and arguments of other sizes, so a program fitted to the visible run fails
+them. They count in the exercise's points and appear after grading only: ``hidden: <item>``
+rows in the CSV (the reason starts with what differs) and a hidden section on the feedback
+page; ``check()`` in a notebook never runs or lists them.
+
 CSV cells written from learner-controlled text (learner names, reasons quoting errors) that
 start with ``=``, ``+``, ``-`` or ``@`` get a leading ``'`` so spreadsheets do not run them.
 """
@@ -59,7 +66,7 @@ from . import sandbox as _sandbox
 from . import worker as _worker
 from .notebook import notebook_exercises
 from .report import Report, grade_run
-from .rubric import Exercise, Run, all_exercises, get_exercise
+from .rubric import HIDDEN_MARK, Exercise, Run, all_exercises, get_exercise
 from .runner import new_seed
 
 #: Defaults of the command line.
@@ -104,6 +111,43 @@ class Row:
 
 
 @dataclass
+class HiddenOutcome:
+    """One hidden run of an exercise (``rubric.Hidden``): graded here, shown only after
+    grading (``"hidden: ..."`` rows in the CSV, a hidden section on the feedback page).
+
+    Attributes:
+        exercise: the hidden run as an exercise (``Exercise.hidden_exercises``).
+        description: what differs from the visible run.
+        report: its grading; None when it did not complete.
+        failure: why there is no report.
+        seed: the seed this process drew for it.
+    """
+
+    exercise: Exercise
+    description: str
+    report: Report | None = None
+    failure: str | None = None
+    seed: int | None = None
+
+    @property
+    def score(self) -> int:
+        """Points awarded."""
+        return self.report.score if self.report is not None else 0
+
+    def rows(self, learner: str, flag: str, failure: str | None = None) -> list[Row]:
+        """One CSV row per hidden item: item ``"hidden: <id>"``, the reason after
+        ``"hidden (<what differs>): "``."""
+        head = f"hidden ({self.description}): "
+        if self.report is not None and failure is None:
+            return [Row(learner, self.exercise.id.split(HIDDEN_MARK)[0], f"hidden: {r.item.id}",
+                        r.points_awarded, r.item.points, r.passed, head + r.reason, flag)
+                    for r in self.report.results]
+        why = failure or self.failure or "not graded"
+        return [Row(learner, self.exercise.id.split(HIDDEN_MARK)[0], f"hidden: {it.id}", 0,
+                    it.points, False, head + why, flag) for it in self.exercise.items]
+
+
+@dataclass
 class ExerciseOutcome:
     """How one exercise went for one learner: a ``Report``, or the reason there is none.
 
@@ -115,6 +159,7 @@ class ExerciseOutcome:
             complete.
         failure: why there is no report (every item then scores 0 with this reason).
         seed: the seed this process drew for the run.
+        hidden: the exercise's hidden runs, graded with seeds of their own.
     """
 
     exercise: Exercise
@@ -122,26 +167,38 @@ class ExerciseOutcome:
     report: Report | None = None
     failure: str | None = None
     seed: int | None = None
+    hidden: list[HiddenOutcome] = field(default_factory=list)
 
     @property
     def score(self) -> int:
-        """Points awarded."""
-        return self.report.score if self.report is not None else 0
+        """Points awarded (hidden runs included; nothing when the visible run failed)."""
+        if self.report is None:
+            return 0
+        return self.report.score + sum(h.score for h in self.hidden)
 
     @property
     def total(self) -> int:
-        """Points available."""
-        return self.exercise.points
+        """Points available: the visible rubric and every hidden run."""
+        return self.exercise.graded_points
 
     def rows(self, learner: str) -> list[Row]:
-        """One CSV row per rubric item."""
+        """One CSV row per rubric item, then one per hidden item."""
         flag = self.flag
         if self.report is not None:
-            return [Row(learner, self.exercise.id, r.item.id, r.points_awarded, r.item.points,
+            rows = [Row(learner, self.exercise.id, r.item.id, r.points_awarded, r.item.points,
                         r.passed, r.reason, flag) for r in self.report.results]
+            return rows + [r for h in self._hidden() for r in h.rows(learner, flag)]
         reason = self.failure or "not graded"
-        return [Row(learner, self.exercise.id, it.id, 0, it.points, False, reason, flag)
+        rows = [Row(learner, self.exercise.id, it.id, 0, it.points, False, reason, flag)
                 for it in self.exercise.items]
+        return rows + [r for h in self._hidden() for r in h.rows(learner, flag, reason)]
+
+    def _hidden(self) -> list[HiddenOutcome]:
+        """The hidden runs, one per ``exercise.hidden`` (not run: a placeholder)."""
+        done = {h.exercise.id: h for h in self.hidden}
+        return [done.get(v.id) or HiddenOutcome(v, h.description, failure="not run")
+                for v, h in zip(self.exercise.hidden_exercises(), self.exercise.hidden,
+                                strict=True)]
 
     @property
     def flag(self) -> str:
@@ -342,9 +399,10 @@ def _kill_group(proc: subprocess.Popen[bytes]) -> None:
         os.killpg(proc.pid, signal.SIGKILL)
 
 
-def _run_child(job: _Job, seeds: list[int], workdir: Path, opts: GradeOptions,
-               solutions: list[str]) -> tuple[int | None, bool, str, Path]:
-    """Start the worker on ``job``; wait at most ``opts.timeout`` s.
+def _run_child(job: _Job, runs: list[tuple[Exercise, int]], workdir: Path,
+               opts: GradeOptions, solutions: list[str]) -> tuple[int | None, bool, str, Path]:
+    """Start the worker on ``job``'s notebook for ``runs`` (exercise, hidden run or not,
+    and its seed, in order); wait at most ``opts.timeout`` s.
 
     Returns:
         exit code (negative: signal), whether it was killed for time, the end of its output,
@@ -356,7 +414,7 @@ def _run_child(job: _Job, seeds: list[int], workdir: Path, opts: GradeOptions,
     notebook = run_dir / job.path.name
     shutil.copyfile(job.path, notebook)
     spec = {"notebook": str(notebook), "out": str(out_dir), "memory_mb": opts.memory_mb,
-            "exercises": [[ex.id, seed] for ex, seed in zip(job.exercises, seeds, strict=True)],
+            "exercises": [[ex.id, seed] for ex, seed in runs],
             "solutions": solutions}
     argv = [sys.executable, "-m", "acl_lab.grading.worker"]
     if opts.sandbox:
@@ -498,9 +556,13 @@ def grade_notebook(job: _Job, opts: GradeOptions, solutions: list[str]) -> Noteb
     outcome = NotebookOutcome(job.learner, job.name)
     outcome.notes += [f"exercise {s} is graded from another notebook" for s in job.skipped]
     seeds = [new_seed() for _ in job.exercises]
+    # the visible runs first (their folders ex0, ex1, ...), then every hidden run, each
+    # with a seed of its own
+    runs = list(zip(job.exercises, seeds, strict=True))
+    runs += [(h, new_seed()) for ex in job.exercises for h in ex.hidden_exercises()]
     with tempfile.TemporaryDirectory(prefix="acl-lab-grade-", ignore_cleanup_errors=True) as tmp:
         try:
-            code, killed, output, out_dir = _run_child(job, seeds, Path(tmp), opts, solutions)
+            code, killed, output, out_dir = _run_child(job, runs, Path(tmp), opts, solutions)
         except OSError as e:
             for ex, seed in zip(job.exercises, seeds, strict=True):
                 outcome.exercises.append(ExerciseOutcome(
@@ -540,6 +602,20 @@ def grade_notebook(job: _Job, opts: GradeOptions, solutions: list[str]) -> Noteb
                         reason = f"memory limit of {opts.memory_mb} MiB exceeded " \
                                  f"while running the notebook's cells ({cells})"
             outcome.exercises.append(ExerciseOutcome(ex, job.name, report, reason, seed))
+        by_id = {eo.exercise.id: eo for eo in outcome.exercises}
+        for index, (variant, seed) in enumerate(runs):
+            if index < len(job.exercises):
+                continue
+            parent = by_id[variant.id.split(HIDDEN_MARK)[0]]
+            what = next(h.description for h, v in zip(
+                parent.exercise.hidden, parent.exercise.hidden_exercises(), strict=True)
+                if v.id == variant.id)
+            report, reason = grade_exercise_folder(variant, seed, out_dir / f"ex{index}",
+                                                   outcome.cell_errors)
+            if report is None and reason is None:
+                reason = failed or _death_reason(code, killed, output, opts,
+                                                 f"before hidden run {variant.id} finished")
+            parent.hidden.append(HiddenOutcome(variant, what, report, reason, seed))
     outcome.seconds = time.monotonic() - started
     return outcome
 
@@ -643,8 +719,9 @@ def grade_submissions(root: Path, out: Path, opts: GradeOptions,
     for ex in expected:
         # Build what the arguments need (zoo models in the cache) here: inside the sandbox
         # the cache is read-only.
-        with contextlib.suppress(Exception):
-            ex.make_args(0)
+        for each in (ex, *ex.hidden_exercises()):
+            with contextlib.suppress(Exception):
+                each.make_args(0)
     flat = [j for learner in jobs for j in jobs[learner]]
     workers = worker_count(opts.jobs, len(flat))
     stream.write(f"acl-lab grade: {len(submissions)} learner(s), {len(flat)} notebook(s), "
@@ -738,6 +815,28 @@ def _failure_html(eo: ExerciseOutcome) -> str:
             f'<ul class="acl-lab-items">\n{items}\n</ul>\n</div>')
 
 
+def _hidden_html(eo: ExerciseOutcome) -> str:
+    """The exercise's hidden runs on the feedback page: each item as ``hidden: ...`` with
+    its points, the reason and, when it failed, the hint."""
+    items: list[str] = []
+    for row, item in zip(eo.rows("")[len(eo.exercise.items):],
+                         [it for h in eo.exercise.hidden for it in h.items], strict=True):
+        status = "pass" if row.passed else "fail"
+        hint = (f'<div class="acl-lab-hint"><b>Hint:</b> {_esc(item.hint)}</div>'
+                if not row.passed and item.hint else "")
+        items.append(
+            f'<li class="acl-lab-hidden-item" data-item="{_esc(row.item)}" '
+            f'data-status="{status}">{"✓" if row.passed else "✗"} hidden: '
+            f"{_esc(item.description)} ({row.points}/{row.max_points} points)"
+            f'<div class="acl-lab-reason">{_esc(row.reason)}</div>{hint}</li>')
+    scored = sum(h.score for h in eo.hidden) if eo.report is not None else 0
+    total = sum(h.points for h in eo.exercise.hidden)
+    return (f'<div class="acl-lab-hidden" data-exercise="{_esc(eo.exercise.id)}">'
+            f"<b>Hidden runs</b> (only acl-lab grade makes them: fresh seeds, other sizes; "
+            f"{scored}/{total} points)"
+            f'<ul class="acl-lab-hidden-items">\n' + "\n".join(items) + "\n</ul></div>")
+
+
 def feedback_html(lo: LearnerOutcome, include_figures: bool = True,
                   sandboxed: bool = True) -> str:
     """One learner's feedback page: a summary table, each exercise's report (or why it was
@@ -768,6 +867,8 @@ def feedback_html(lo: LearnerOutcome, include_figures: bool = True,
             parts.append(fragment)
         else:
             parts.append(_failure_html(eo))
+        if eo.exercise.hidden:
+            parts.append(_hidden_html(eo))
         parts.append("</section>")
     for nb in lo.notebooks:
         if not (nb.cell_errors or nb.notes or (nb.output_tail and _troubled(nb))):

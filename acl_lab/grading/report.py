@@ -45,6 +45,8 @@ class ItemResult:
         points_awarded: ``item.points`` when passed, else 0.
         gate_view: the view of the finding that failed the whole part (the findings
             gate), shown instead of the item's own view; None otherwise.
+        held: the item passed but none of its ``counts_with`` items did, so its points do
+            not count yet (``reason`` then says so).
     """
 
     item: Item
@@ -52,6 +54,7 @@ class ItemResult:
     reason: str
     points_awarded: int
     gate_view: str | None = None
+    held: bool = False
 
     @property
     def view(self) -> str | None:
@@ -310,7 +313,7 @@ def grade_run(ex: Exercise | str, run: Run) -> Report:
         why = "; ".join(run.violations)
         results = tuple(ItemResult(item, False, why, 0) for item in exercise.items)
         return Report(exercise, run.seed, results, run, gate=why)
-    judged = tuple(_judge(item, run) for item in exercise.items)
+    judged = _hold(tuple(_judge(item, run) for item in exercise.items))
     gated = gate(exercise, run)
     if gated is None:
         return Report(exercise, run.seed, judged, run)
@@ -368,6 +371,23 @@ def gate(ex: Exercise, run: Run) -> tuple[str, str | None] | None:
                     f"no item can pass until it is fixed: {f.kind}{where}: {f.message}",
                     FINDING_VIEWS.get(f.kind, "timeline"))
     return None
+
+
+def _hold(results: tuple[ItemResult, ...]) -> tuple[ItemResult, ...]:
+    """Passed items whose ``counts_with`` items all failed keep their status, score 0 and
+    say why (the starter already did what they check; the points are for the lesson)."""
+    passed = {r.item.id for r in results if r.passed}
+    out = []
+    for r in results:
+        need = r.item.counts_with
+        if r.passed and need and not passed.intersection(need):
+            names = " or ".join(f"'{k}'" for k in need)
+            reason = (f"{r.reason.rstrip('.')}. Its {r.item.points} points count once {names} "
+                      "passes: the program you started from already does this, the points "
+                      "are for the lesson")
+            r = ItemResult(r.item, True, reason, 0, r.gate_view, held=True)
+        out.append(r)
+    return tuple(out)
 
 
 def _judge(item: Item, run: Run) -> ItemResult:

@@ -7,6 +7,13 @@ return value, the exception it raised, the frozen Trace and its findings) and re
 the arguments are drawn from ``Run.seed``, which the grader picks per run, and the expected
 answer is recomputed from the seed by the predicate.
 
+Hidden runs (otter-grader's hidden tests): an exercise may declare ``Hidden`` runs that only
+``acl-lab grade`` makes, each with a fresh seed the grader draws and arguments of other sizes
+or counts, judged by the run's own items, so a program fitted to the visible run fails them.
+``check()`` in a notebook never runs or lists them; the feedback page and ``grades.csv`` show
+them after grading. ``get_exercise("04.3~other_sizes")`` gives a hidden run as an exercise of
+its own (``Exercise.hidden_exercises``), which the grading worker runs like any other.
+
 Rubric modules live in ``acl_lab.grading.exercises`` (one module per exercise, ``ex04.py`` ...)
 and call ``register`` at import; ``get_exercise`` imports them all on first use.
 """
@@ -103,6 +110,10 @@ class Item:
         claims: the finding kinds this item judges (``"leak"``...). A warning or error
             finding that no item of the exercise claims (or waives) fails the whole part
             (``report.grade_run``'s findings gate).
+        counts_with: ids of items of the same exercise at least one of which must pass for
+            this item's points to count. For what the starter already does right (a correct
+            result, no race): the item still fails a fix that breaks it, but its points
+            reward keeping it while doing the lesson, not the starter's own code.
     """
 
     id: str
@@ -112,12 +123,42 @@ class Item:
     hint: str
     view: str | None = None
     claims: tuple[str, ...] = ()
+    counts_with: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.view is not None and self.view not in VIEWS:
             raise ValueError(f"unknown view {self.view!r}; expected one of {VIEWS}")
         if self.points < 0:
             raise ValueError("points must not be negative")
+
+
+#: Separates an exercise id from the id of one of its hidden runs (``"04.3~other_sizes"``).
+HIDDEN_MARK = "~"
+
+
+@dataclass(frozen=True)
+class Hidden:
+    """A run only ``acl-lab grade`` makes, with a fresh seed and other arguments.
+
+    Attributes:
+        id: short identifier, unique in its exercise (``"other_sizes"``).
+        description: what differs from the visible run, shown after grading ("9 to 20
+            images over 3 to 7 workers").
+        make_args: ``seed -> args`` of the hidden run (sizes and counts the visible run
+            never uses).
+        items: the items that judge the hidden run (their ids unique in the exercise;
+            each predicate recomputes its expectation from the hidden run's own seed).
+    """
+
+    id: str
+    description: str
+    make_args: Callable[[int], tuple[Any, ...]]
+    items: tuple[Item, ...]
+
+    @property
+    def points(self) -> int:
+        """The points of the hidden run's items."""
+        return sum(i.points for i in self.items)
 
 
 @dataclass(frozen=True)
@@ -139,6 +180,7 @@ class Exercise:
         needs_device: the part must make ACL calls and return a value: no ACL call, a
             ``None`` result or an exception fails every item (``report.grade_run``).
             Only the grader's own test rubrics turn it off.
+        hidden: the runs only ``acl-lab grade`` makes (see the module docstring).
     """
 
     id: str
@@ -151,11 +193,33 @@ class Exercise:
     device_count: int = 1
     waives: tuple[tuple[str, str], ...] = ()
     needs_device: bool = True
+    hidden: tuple[Hidden, ...] = ()
 
     @property
     def points(self) -> int:
-        """The total points of the rubric."""
+        """The total points of the visible rubric (what ``check()`` grades)."""
         return sum(i.points for i in self.items)
+
+    @property
+    def graded_points(self) -> int:
+        """The points ``acl-lab grade`` gives: the visible rubric and every hidden run."""
+        return self.points + sum(h.points for h in self.hidden)
+
+    def hidden_exercises(self) -> list[Exercise]:
+        """Each hidden run as an exercise of its own (id ``"<id>~<hidden id>"``): same
+        function, profile, devices and time limit; the hidden run's arguments and items.
+        The findings its items claim, and those the visible rubric claims or waives, pass
+        its findings gate."""
+        claimed = self.claimed()
+        return [Exercise(
+            id=f"{self.id}{HIDDEN_MARK}{h.id}", title=f"{self.title} (hidden: {h.description})",
+            entry=self.entry, items=h.items, make_args=h.make_args, profile=self.profile,
+            time_limit=self.time_limit, device_count=self.device_count,
+            waives=self.waives + tuple(
+                (k, "the visible rubric judges it") for k in sorted(
+                    claimed - {c for it in h.items for c in it.claims}
+                    - {w for w, _ in self.waives})),
+            needs_device=self.needs_device) for h in self.hidden]
 
     def claimed(self) -> frozenset[str]:
         """Finding kinds some item claims or the exercise waives (the gate lets them pass)."""
@@ -172,6 +236,17 @@ def register(ex: Exercise) -> Exercise:
     ids = [i.id for i in ex.items]
     if len(set(ids)) != len(ids):
         raise ValueError(f"exercise {ex.id}: duplicate item ids {ids}")
+    if HIDDEN_MARK in ex.id:
+        raise ValueError(f"exercise id {ex.id!r} must not contain {HIDDEN_MARK!r}")
+    every = ids + [i.id for h in ex.hidden for i in h.items]
+    runs = [h.id for h in ex.hidden]
+    if len(set(every)) != len(every) or len(set(runs)) != len(runs):
+        raise ValueError(f"exercise {ex.id}: duplicate hidden run or item ids {runs} {every}")
+    for it in ex.items:
+        unknown = [k for k in it.counts_with if k not in ids or k == it.id]
+        if unknown:
+            raise ValueError(f"exercise {ex.id}: item {it.id!r} counts with unknown items "
+                             f"{unknown}")
     _EXERCISES[ex.id] = ex
     return ex
 
@@ -188,16 +263,24 @@ def _load_all() -> None:
 
 
 def get_exercise(ex_id: str) -> Exercise:
-    """The registered exercise ``ex_id``.
+    """The registered exercise ``ex_id`` (or one of its hidden runs, ``"04.3~other_sizes"``).
 
     Raises:
         KeyError: naming the known ids when ``ex_id`` is unknown.
     """
     _load_all()
+    base, _, hidden = ex_id.partition(HIDDEN_MARK)
     try:
-        return _EXERCISES[ex_id]
+        ex = _EXERCISES[base]
     except KeyError:
         raise KeyError(f"unknown exercise {ex_id!r}; known: {sorted(_EXERCISES)}") from None
+    if not hidden:
+        return ex
+    for variant in ex.hidden_exercises():
+        if variant.id == ex_id:
+            return variant
+    raise KeyError(f"exercise {base} has no hidden run {hidden!r}; it has "
+                   f"{[h.id for h in ex.hidden]}")
 
 
 def all_exercises() -> list[Exercise]:

@@ -37,7 +37,7 @@ from ...constants import explain
 from ...runtime.model import OmModel, load_om
 from ...tracer.checks import Finding
 from ..provenance import device_result
-from ..rubric import Exercise, Item, Run, Verdict, register
+from ..rubric import HIDDEN_MARK, Exercise, Hidden, Item, Run, Verdict, register
 
 MODEL = "lenet5"
 #: LeNet-5's input: one image of 28x28 float32 values (3136 bytes).
@@ -50,6 +50,12 @@ BAD_LENGTHS = (32 * 32, 3 * 28 * 28)
 N_THREAD_IMAGES = 8
 N_WORKERS = 4
 N_BATCH = 8
+#: Sizes of the hidden runs ``acl-lab grade`` makes (never the visible ones above): requests
+#: of part 2, images and workers of part 3, batch of part 4 (ranges, drawn per run).
+HIDDEN_REQUESTS = (40, 80)
+HIDDEN_THREAD_IMAGES = (9, 21)
+HIDDEN_WORKERS = (5, 6, 7)
+HIDDEN_BATCH = (3, 7)
 #: Tolerance against the host forward pass (same kernels; only float32 rounding differs).
 RTOL, ATOL = 1e-4, 1e-5
 
@@ -152,6 +158,11 @@ def _main_thread(run: Run) -> int:
     return int(run.trace.calls["thread"][cid]) if run.trace.calls.rows else 0
 
 
+def _hidden(run: Run) -> bool:
+    """The run is one of ``acl-lab grade``'s hidden runs (other sizes, fresh seed)."""
+    return HIDDEN_MARK in run.exercise
+
+
 def _thread_label(run: Run, t: int) -> str:
     return f"thread {t} ({run.trace.string(int(run.trace.threads['name'][t]))})"
 
@@ -237,7 +248,9 @@ register(Exercise(
              "Where does the size of your input buffer come from: the data, or the model?",
              "timeline", claims=("size_mismatch",)),
         Item("execute_ok", "acl.mdl.execute returns 0", 1, _execute_ok,
-             "Decode the code with acl_lab.explain(code).", "timeline"),
+             "Decode the code with acl_lab.explain(code).", "timeline",
+             # the starter's execute already returns 0: the point is for the fixed buffer
+             counts_with=("correct", "no_size_mismatch")),
     ),
 ))
 
@@ -245,21 +258,29 @@ register(Exercise(
 # ------------------------------------------------------------------------------ 04.2
 
 
-def args_042(seed: int) -> tuple[str, list[np.ndarray]]:
-    """``(model_path, requests)``: 100 flattened float32 images, 10-20 of them malformed."""
-    rng = np.random.default_rng([4, 2, seed])
-    bad = set(rng.choice(N_REQUESTS, size=int(rng.integers(10, 21)), replace=False).tolist())
+def args_042(seed: int, hidden: bool = False) -> tuple[str, list[np.ndarray]]:
+    """``(model_path, requests)``: 100 flattened float32 images, 10-20 of them malformed
+    (``hidden``: 40 to 79 requests, a tenth to a fifth of them malformed)."""
+    rng = np.random.default_rng([4, 2, seed, 1] if hidden else [4, 2, seed])
+    count = int(rng.integers(*HIDDEN_REQUESTS)) if hidden else N_REQUESTS
+    n_bad = int(rng.integers(count // 10, count // 5 + 1)) if hidden else int(
+        rng.integers(10, 21))
+    bad = set(rng.choice(count, size=n_bad, replace=False).tolist())
     requests = []
-    for i in range(N_REQUESTS):
+    for i in range(count):
         n = int(rng.choice(BAD_LENGTHS)) if i in bad else 28 * 28
         requests.append(rng.random(n, dtype=np.float32))
     return zoo.path(MODEL), requests
 
 
+def _hidden_args_042(seed: int) -> tuple[str, list[np.ndarray]]:
+    return args_042(seed, hidden=True)
+
+
 @functools.lru_cache(maxsize=4)
-def expected_042(seed: int) -> tuple[np.ndarray | None, ...]:
+def expected_042(seed: int, hidden: bool = False) -> tuple[np.ndarray | None, ...]:
     """Per request: the probabilities, or None for a malformed request."""
-    _, requests = args_042(seed)
+    _, requests = args_042(seed, hidden)
     good = [i for i, x in enumerate(requests) if x.size == 28 * 28]
     probs = forward(np.stack([requests[i] for i in good]))
     out: list[np.ndarray | None] = [None] * len(requests)
@@ -268,17 +289,18 @@ def expected_042(seed: int) -> tuple[np.ndarray | None, ...]:
     return tuple(out)
 
 
-def _n_bad_042(seed: int) -> int:
-    return sum(1 for e in expected_042(seed) if e is None)
+def _n_bad_042(seed: int, hidden: bool = False) -> int:
+    return sum(1 for e in expected_042(seed, hidden) if e is None)
 
 
 def _no_leak_042(run: Run) -> Verdict:
     found = run.of_kind("leak")
-    n_bad = _n_bad_042(run.seed)
+    n_bad = _n_bad_042(run.seed, _hidden(run))
     if not found:
         if not len(run.trace.calls_named("acl.rt.malloc")):
             return False, "no acl.rt.malloc in the trace: nothing ran on the device"
-        return True, (f"no leaks: every buffer of the {N_REQUESTS} requests was freed, "
+        count = len(expected_042(run.seed, _hidden(run)))
+        return True, (f"no leaks: every buffer of the {count} requests was freed, "
                       f"including the {n_bad} malformed ones")
     parts = []
     for f in found:
@@ -300,11 +322,11 @@ def _correct_042(run: Run) -> Verdict:
     why = run.no_result()
     if why:
         return False, why
-    return _compare_list(run.result, list(expected_042(run.seed)), "request")
+    return _compare_list(run.result, list(expected_042(run.seed, _hidden(run))), "request")
 
 
 def _error_path_042(run: Run) -> Verdict:
-    n_bad = _n_bad_042(run.seed)
+    n_bad = _n_bad_042(run.seed, _hidden(run))
     calls = run.trace.calls
     failed = np.nonzero(calls["ret"] != 0)[0].tolist()
     by: Counter[tuple[str, int]] = Counter(
@@ -334,32 +356,53 @@ register(Exercise(
         Item("correct", "good requests give LeNet-5's probabilities, malformed ones None", 2,
              device_result(_correct_042, work=("model",)),
              "Each good request is one image of 784 float32 values; check what your function "
-             "returns for it.", "timeline"),
+             "returns for it.", "timeline", counts_with=("no_leak",)),
         Item("error_path", "the malformed requests still reach ACL and fail there (the trace "
              "shows their error codes)", 1, _error_path_042,
              "Keep the ACL calls that reject the malformed requests: the exercise is about "
-             "cleaning up after them, not about avoiding them.", "timeline"),
+             "cleaning up after them, not about avoiding them.", "timeline",
+             counts_with=("no_leak",)),
     ),
+    hidden=(Hidden(
+        "other_sizes", f"{HIDDEN_REQUESTS[0]} to {HIDDEN_REQUESTS[1] - 1} requests instead of "
+        f"{N_REQUESTS}, from a seed drawn by the grader", _hidden_args_042, (
+            Item("sizes_no_leak", "no leak finding on a request list of another length", 1,
+                 _no_leak_042, "Does anything in your cleanup depend on how many requests "
+                 "there are, or which of them fail?", "memory_map", claims=("leak",)),
+            Item("sizes_correct", "the right result or None for every request of that list",
+                 1, device_result(_correct_042, work=("model",)),
+                 "Return one entry per request, whatever the number of requests.",
+                 "timeline", counts_with=("sizes_no_leak",)),
+        )),),
 ))
 
 
 # ------------------------------------------------------------------------------ 04.3
 
 
-def args_043(seed: int) -> tuple[str, np.ndarray, int]:
-    """``(model_path, images, n_workers)``: 8 float32 images (8, 28, 28) and 4 workers."""
-    rng = np.random.default_rng([4, 3, seed])
-    images = rng.random((N_THREAD_IMAGES, 28, 28), dtype=np.float32)
-    return zoo.path(MODEL), images, N_WORKERS
+def args_043(seed: int, hidden: bool = False) -> tuple[str, np.ndarray, int]:
+    """``(model_path, images, n_workers)``: 8 float32 images (8, 28, 28) and 4 workers
+    (``hidden``: 9 to 20 images over 5, 6 or 7 workers)."""
+    rng = np.random.default_rng([4, 3, seed, 1] if hidden else [4, 3, seed])
+    n = int(rng.integers(*HIDDEN_THREAD_IMAGES)) if hidden else N_THREAD_IMAGES
+    workers = int(rng.choice(HIDDEN_WORKERS)) if hidden else N_WORKERS
+    images = rng.random((n, 28, 28), dtype=np.float32)
+    return zoo.path(MODEL), images, workers
+
+
+def _hidden_args_043(seed: int) -> tuple[str, np.ndarray, int]:
+    return args_043(seed, hidden=True)
 
 
 def _workers_ok(run: Run) -> Verdict:
     main = _main_thread(run)
     by_thread = _calls_by_thread(run)
     workers = sorted(t for t in by_thread if t != main)
-    if len(workers) < N_WORKERS:
+    n_workers = args_043(run.seed, _hidden(run))[2]
+    if len(workers) < n_workers:
         return False, (f"{len(workers)} threads other than the one that called acl.init made "
-                       f"ACL calls; the work must run in the {N_WORKERS} worker threads")
+                       f"ACL calls; the work must run in the {n_workers} worker threads "
+                       "the function was given")
     rets = run.trace.calls["ret"]
     failing: dict[int, list[int]] = {t: [c for c in by_thread[t] if int(rets[c]) != 0]
                                      for t in workers}
@@ -401,9 +444,9 @@ def _no_context_not_set(run: Run) -> Verdict:
 
 
 @functools.lru_cache(maxsize=4)
-def expected_043(seed: int) -> tuple[np.ndarray, ...]:
+def expected_043(seed: int, hidden: bool = False) -> tuple[np.ndarray, ...]:
     """The probabilities of each image of part 3."""
-    _, images, _ = args_043(seed)
+    _, images, _ = args_043(seed, hidden)
     return tuple(forward(images))
 
 
@@ -411,7 +454,7 @@ def _correct_043(run: Run) -> Verdict:
     why = run.no_result()
     if why:
         return False, why
-    return _compare_list(run.result, list(expected_043(run.seed)), "image")
+    return _compare_list(run.result, list(expected_043(run.seed, _hidden(run))), "image")
 
 
 register(Exercise(
@@ -433,23 +476,43 @@ register(Exercise(
              "Results are written by the workers; an image whose calls failed keeps None.",
              "timeline"),
     ),
+    hidden=(Hidden(
+        "other_sizes", f"{HIDDEN_THREAD_IMAGES[0]} to {HIDDEN_THREAD_IMAGES[1] - 1} images over "
+        f"{', '.join(map(str, HIDDEN_WORKERS))} workers instead of {N_THREAD_IMAGES} over "
+        f"{N_WORKERS}, from a seed drawn by the grader", _hidden_args_043, (
+            Item("sizes_workers_ok", "with another number of images and workers, every ACL "
+                 "call of the worker threads returns 0", 1, _workers_ok,
+                 "Use the n_workers the function is given, and give every worker thread a "
+                 "current context.", "timeline",
+                 claims=("context_not_set", "wrong_context")),
+            Item("sizes_correct", "each of those images gets LeNet-5's probabilities at its "
+                 "own index", 1, device_result(_correct_043, work=("model",)),
+                 "Worker k takes images k, k + n_workers, ... up to len(images).",
+                 "timeline"),
+        )),),
 ))
 
 
 # ------------------------------------------------------------------------------ 04.4
 
 
-def args_044(seed: int) -> tuple[str, np.ndarray]:
-    """``(model_path, images)``: a batch of 8 float32 images (8, 1, 28, 28)."""
-    rng = np.random.default_rng([4, 4, seed])
-    images = rng.random((N_BATCH, 1, 28, 28), dtype=np.float32)
+def args_044(seed: int, hidden: bool = False) -> tuple[str, np.ndarray]:
+    """``(model_path, images)``: a batch of 8 float32 images (8, 1, 28, 28) (``hidden``:
+    3 to 6 images)."""
+    rng = np.random.default_rng([4, 4, seed, 1] if hidden else [4, 4, seed])
+    n = int(rng.integers(*HIDDEN_BATCH)) if hidden else N_BATCH
+    images = rng.random((n, 1, 28, 28), dtype=np.float32)
     return zoo.path(MODEL), images
 
 
+def _hidden_args_044(seed: int) -> tuple[str, np.ndarray]:
+    return args_044(seed, hidden=True)
+
+
 @functools.lru_cache(maxsize=4)
-def expected_044(seed: int) -> np.ndarray:
-    """The ``(8, 10)`` probabilities of the batch of part 4."""
-    _, images = args_044(seed)
+def expected_044(seed: int, hidden: bool = False) -> np.ndarray:
+    """The ``(n, 10)`` probabilities of the batch of part 4."""
+    _, images = args_044(seed, hidden)
     return forward(images)
 
 
@@ -471,22 +534,32 @@ def _correct_044(run: Run) -> Verdict:
     why = run.no_result()
     if why:
         return False, why
-    want = expected_044(run.seed)
+    want = expected_044(run.seed, _hidden(run))
+    n = len(want)
     try:
         got = np.asarray(run.result, dtype=np.float64)
     except (TypeError, ValueError):
         return False, (f"the function returned a {type(run.result).__name__}, not an array "
-                       f"of {N_BATCH}x{N_CLASSES} probabilities")
+                       f"of {n}x{N_CLASSES} probabilities")
     if got.size != want.size:
-        return False, (f"the result has {got.size} values; expected {N_BATCH} rows of "
-                       f"{N_CLASSES} probabilities")
+        return False, (f"the result has {got.size} values; expected {n} rows of "
+                       f"{N_CLASSES} probabilities, one per image of the batch")
     got = got.reshape(want.shape)
-    rows = [i for i in range(N_BATCH) if not _close(got[i], want[i])]
+    rows = [i for i in range(n) if not _close(got[i], want[i])]
     if rows:
-        return False, (f"{len(rows)} of {N_BATCH} images have wrong probabilities (images "
+        return False, (f"{len(rows)} of {n} images have wrong probabilities (images "
                        f"{rows[:8]}; largest difference "
                        f"{float(np.max(np.abs(got[rows] - want[rows]))):.3g})")
-    return True, f"all {N_BATCH} images match LeNet-5's probabilities"
+    return True, f"all {n} images match LeNet-5's probabilities"
+
+
+def _pinned_and_aligned(run: Run) -> Verdict:
+    """Both host-memory rules of part 4 at once (the hidden run's item)."""
+    for kind, ok in (("pageable_async_copy", "pinned"), ("misaligned_host_buffer", "aligned")):
+        passed, why = _finding_free(kind, ok)(run)
+        if not passed:
+            return False, why
+    return True, "every async copy's host memory was page-locked and 64-byte aligned"
 
 
 _H2D, _D2H = 1, 2
@@ -537,10 +610,22 @@ register(Exercise(
         Item("correct", "returns LeNet-5's probabilities for each image of the batch", 2,
              device_result(_correct_044, work=("model",)),
              "Row i of the result must come from the output slot image i was copied to.",
-             "timeline"),
+             "timeline", counts_with=("pinned", "aligned")),
         Item("async", "the copies stay asynchronous: acl.rt.memcpy_async on the stream, both "
              "ways", 1, _copies_async,
              "Queue the copies and the executions on the stream and synchronize once.",
-             "timeline"),
+             "timeline", counts_with=("pinned", "aligned")),
     ),
+    hidden=(Hidden(
+        "other_sizes", f"a batch of {HIDDEN_BATCH[0]} to {HIDDEN_BATCH[1] - 1} images instead "
+        f"of {N_BATCH}, from a seed drawn by the grader", _hidden_args_044, (
+            Item("sizes_pinned_aligned", "with another batch size, every async copy uses "
+                 "pinned, 64-byte aligned host memory", 1, _pinned_and_aligned,
+                 "Size the host buffers from the batch you are given.", "timeline",
+                 claims=("pageable_async_copy", "misaligned_host_buffer")),
+            Item("sizes_correct", "LeNet-5's probabilities for each image of that batch", 1,
+                 device_result(_correct_044, work=("model",)),
+                 "One row per image of the batch you are given.", "timeline",
+                 counts_with=("sizes_pinned_aligned",)),
+        )),),
 ))

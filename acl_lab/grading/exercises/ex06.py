@@ -25,7 +25,7 @@ from ...tracer.analysis import overlap_summary
 from ...tracer.checks import Finding
 from ...tracer.schema import TASK_KINDS
 from ..provenance import device_result
-from ..rubric import Exercise, Item, Run, Verdict, register
+from ..rubric import HIDDEN_MARK, Exercise, Hidden, Item, Run, Verdict, register
 from .ex05 import first_sentence
 
 _H2D = TASK_KINDS.index("H2D")
@@ -187,11 +187,17 @@ EXERCISE_1 = register(Exercise(
 # ============================================================================== 06.2
 
 
-def make_args_2(seed: int) -> tuple[Any, ...]:
-    """``(batches, bias)``: 8 to 12 float32 batches of 64, 96 or 128 x 512, bias 1 x 512."""
-    rng = np.random.default_rng(seed)
-    k = int(rng.integers(8, 13))
-    rows = int(rng.choice([64, 96, 128]))
+#: The hidden run's batch counts and rows (never the visible run's 8 to 12 and 64/96/128).
+HIDDEN_BATCHES = (3, 4, 5, 6, 13, 14, 15, 16)
+HIDDEN_ROWS = (32, 160)
+
+
+def make_args_2(seed: int, hidden: bool = False) -> tuple[Any, ...]:
+    """``(batches, bias)``: 8 to 12 float32 batches of 64, 96 or 128 x 512, bias 1 x 512
+    (``hidden``: 3 to 6 or 13 to 16 batches of 32 or 160 rows)."""
+    rng = np.random.default_rng([seed, 1] if hidden else seed)
+    k = int(rng.choice(HIDDEN_BATCHES)) if hidden else int(rng.integers(8, 13))
+    rows = int(rng.choice(HIDDEN_ROWS if hidden else [64, 96, 128]))
     bias = rng.standard_normal((1, 512)).astype(np.float32)
     batches = [rng.standard_normal((rows, 512)).astype(np.float32) for _ in range(k)]
     return (batches, bias)
@@ -295,13 +301,33 @@ def baseline_ns(seed: int, profile: str) -> int:
     return window[1] - window[0]
 
 
+def _hidden_args_2(seed: int) -> tuple[Any, ...]:
+    return make_args_2(seed, hidden=True)
+
+
 def check_correct_2(run: Run) -> Verdict:
     """Every output is its batch + bias, in batch order."""
-    batches, bias = make_args_2(run.seed)
+    batches, bias = make_args_2(run.seed, HIDDEN_MARK in run.exercise)
     if (why := run.no_result()) is not None:
         return False, why
     ok, why = outputs_match(run.result, [x + bias for x in batches], "outputs")
     return ok, why if not ok else f"all {len(batches)} outputs equal batch + bias"
+
+
+def check_overlap(run: Run) -> Verdict:
+    """Some copy time runs under compute (the pipeline's first step: batches in flight at
+    once), with the outputs right."""
+    right, _ = check_correct_2(run)
+    if not right:
+        return False, "the outputs are wrong, so the overlap does not count (see the first item)"
+    ov = overlap_summary(run.trace)
+    streams = {int(s) for s in run.trace.tasks["stream"]}
+    if ov.overlap_ns <= 0:
+        return False, (f"no copy ran while an Add computed: the device did one thing at a "
+                       f"time on {len(streams)} stream(s), busy {ov.utilisation:.0%} of the "
+                       "time")
+    return True, (f"copies ran under compute for {ov.overlap_ns / 1e3:.1f} µs "
+                  f"({ov.copy_hidden:.0%} of the copy time hidden) on {len(streams)} streams")
 
 
 def check_throughput(run: Run) -> Verdict:
@@ -327,6 +353,10 @@ def check_throughput(run: Run) -> Verdict:
     return ratio >= TARGET_SPEEDUP, text
 
 
+#: What 06.2 teaches; the synchronous starter is already correct and race-free, so those
+#: items' points count once one of these passes.
+_LESSON_2 = ("overlap", "throughput")
+
 EXERCISE_2 = register(Exercise(
     id="06.2",
     title="An H2D -> compute -> D2H pipeline, double-buffered on two streams",
@@ -337,16 +367,34 @@ EXERCISE_2 = register(Exercise(
         Item("correct", "Every output is its batch + bias, in order", 3,
              device_result(check_correct_2),
              "Check which buffers a batch uses while the batch before it may still be in "
-             "flight, on the device and on the host.", "timeline"),
+             "flight, on the device and on the host.", "timeline", counts_with=_LESSON_2),
         Item("no_race", "No race between the streams", 2,
              race_verdict,
              "Two batches in flight must never share a buffer unless something orders "
              "them; the race view shows which two tasks collide.", "race_view",
-             claims=RACE_KINDS),
+             claims=RACE_KINDS, counts_with=_LESSON_2),
+        Item("overlap", "Copies run while an Add computes (batches in flight at once)", 2,
+             check_overlap,
+             "The overlap figure shows copy time under compute: with one stream and a "
+             "synchronize per batch there is none. Which batch's copy could run while "
+             "another batch is added?", "overlap_figure"),
         Item("throughput", f"At least {TARGET_SPEEDUP:g}x the throughput of the synchronous "
              "version (virtual time)", 4, check_throughput,
              "On the overlap figure, is the copy-in of one batch running while another "
              "batch is being computed? Each synchronize makes the host wait for the whole "
              "stream.", "overlap_figure"),
     ),
+    hidden=(Hidden(
+        "other_sizes", f"{', '.join(map(str, HIDDEN_BATCHES))} batches of "
+        f"{' or '.join(map(str, HIDDEN_ROWS))} rows instead of 8 to 12 of 64 to 128, from a "
+        "seed drawn by the grader", _hidden_args_2, (
+            Item("sizes_overlap", "with another number and size of batches, copies still run "
+                 "while an Add computes", 1, check_overlap,
+                 "Does your pipeline assume how many batches there are, or their size?",
+                 "overlap_figure"),
+            Item("sizes_correct", "every output of those batches is its batch + bias, in order",
+                 1, device_result(check_correct_2),
+                 "Handle any number of batches, odd ones included, and any batch shape.",
+                 "timeline", counts_with=("sizes_overlap",)),
+        )),),
 ))

@@ -131,7 +131,8 @@ EXERCISE_1 = register(Exercise(
              "must act for the stream to move on, and what is that thread doing?",
              "wait_graph"),
         Item("correct", "The callbacks collect x + x for every batch, in order", 2,
-             device_result(check_correct_1), "Check what each callback reads, and from which buffer.",
+             device_result(check_correct_1),
+             "Check what each callback reads, and from which buffer.",
              "timeline"),
         Item("no_deadlock", "No deadlock finding", 1, check_no_deadlock,
              "A callback runs inside acl.rt.process_report of the thread subscribed to its "

@@ -360,6 +360,10 @@ def check_latency(run: Run) -> Verdict:
     return per <= TARGET_US, text
 
 
+#: The items the capstone teaches; the starter (a correct, one-picture-at-a-time engine)
+#: already earns the others, so their points count once one of these passes.
+_LESSON = ("load_once", "allocate_once", "latency")
+
 EXERCISE = register(Exercise(
     id="08",
     title="Capstone: a tiny inference engine",
@@ -371,16 +375,16 @@ EXERCISE = register(Exercise(
              device_result(check_correct, work=("model",)),
              "Compare what each result holds with the picture it belongs to: when is a "
              "slot's output read, and could a later picture have been written there "
-             "first?", "timeline"),
+             "first?", "timeline", counts_with=_LESSON),
         Item("no_race", "No race between streams", 2, check_no_race,
              "Every device buffer one stream writes and another reads needs an order "
              "between the two tasks; the race view shows which pair has none.", "race_view",
-             claims=_RACE_KINDS),
+             claims=_RACE_KINDS, counts_with=_LESSON),
         Item("no_findings", "No other finding (leaks, pageable async copies, ...)", 2,
              check_no_findings,
              "Read each finding's evidence: what was created and never released, or which "
              "host memory an asynchronous copy used.", "memory_map",
-             claims=_OTHER_KINDS),
+             claims=_OTHER_KINDS, counts_with=_LESSON),
         Item("load_once", "The model is loaded once for all the pictures", 2,
              check_load_once,
              "Loading is the most expensive step of a real engine (reading the file, "
