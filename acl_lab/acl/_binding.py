@@ -1111,6 +1111,9 @@ POST_PARSE: dict[str, tuple[str, ...]] = {
     "acl.rt.launch_callback": ("parameter must be callable",),
     "acl.util.start_thread": ("parameter must be callable",),
     "acl.prof.create_config": ("argument 1 is not list", "the first argument is not list of int"),
+    "acl.mdl.set_input_dynamic_dims": ("argument 4 is not dict",
+                                       "The dims of parameter 4 is not a list.",
+                                       "the dims of fourth parameter is not list of int"),
 }
 
 

@@ -587,8 +587,10 @@ def _gear_label(om: OmModel, gear: tuple[int, ...]) -> str:
 
 
 def _not_a_gear(om: OmModel, mid: int, kind: str, gear: tuple[int, ...]) -> str:
-    asked = {KIND_BATCH: f"batch {gear[0]}", KIND_HW: f"image size {list(gear)}",
-             KIND_DIMS: f"dims gear {list(gear)}"}[kind]
+    if kind == KIND_BATCH:
+        asked = f"batch {gear[0]}"
+    else:
+        asked = f"image size {list(gear)}" if kind == KIND_HW else f"dims gear {list(gear)}"
     if not om.is_dynamic:
         return (f"model {mid} is static (converted without --dynamic_batch_size, "
                 f"--dynamic_image_size or --dynamic_dims): it has no gears, {asked} cannot "

@@ -32,6 +32,7 @@ import acl_lab.aclnn  # noqa: F401  (registers the aclnn extension)
 from acl_lab.acl._boundary import registry
 from acl_lab.constants import (
     ACL_ERROR_GE_DYNAMIC_BATCH_SIZE_INVALID,
+    ACL_ERROR_GE_DYNAMIC_INPUT_LENGTH_INVALID,
     ACL_ERROR_GE_EXEC_MODEL_DATA_SIZE_INVALID,
     ACL_ERROR_GE_EXEC_MODEL_ID_INVALID,
     ACL_ERROR_GE_EXEC_MODEL_PATH_INVALID,
@@ -865,6 +866,29 @@ row("acl.mdl.set_dynamic_batch_size", (DYN_MODEL, DYN_IN_DS, DYN_SHAPE_INDEX, 2)
     at(0, 999, NONZERO, "unknown model id"),
     at(0, MODEL, code(ACL_ERROR_GE_DYNAMIC_BATCH_SIZE_INVALID), "a static model (no gears)"),
     handle(1, DEAD_DS, "ds", DESC, what="dataset"))
+# the dims getters require index -1 (model.cpp); on the static model there are no gears
+row("acl.mdl.get_input_dynamic_gear_count", (MDESC, -1), valued(_MDESC_BAD, 0),
+    at(1, 0, E_PARAM, "index 0: it must be -1 (all inputs)"))
+row("acl.mdl.get_input_dynamic_dims", (MDESC, -1, 0), valued(_MDESC_BAD, None),
+    at(1, 0, code(ACL_ERROR_INVALID_PARAM, None), "index 0: it must be -1 (all inputs)"),
+    at(2, 4097, code(ACL_ERROR_INVALID_PARAM, None), "gear count over the binding's 4096"))
+# lenet's input is [1, 1, 28, 28]: naming its dims passes the argument checks, and a static
+# model has no gear to match (145013), as for set_dynamic_hw_size
+_LENET_DIMS = {"name": "", "dimCount": 4, "dims": [1, 1, 28, 28]}
+row("acl.mdl.set_input_dynamic_dims", (MODEL, IN_DS, 0, _LENET_DIMS),
+    at(3, [1, 1, 28, 28], TYPE, "dims not a dict"),
+    at(3, {"dimCount": 4}, TYPE, "no dims list in the dict"),
+    at(3, {"dimCount": 2, "dims": [1, "x"]}, TYPE, "a dim that is not an int"),
+    at(3, {"dimCount": 0, "dims": []}, E_PARAM, "dimCount 0"),
+    at(1, 0, E_PARAM, "null dataset"),
+    at(1, EMPTY_DS, E_PARAM, "a dataset with no buffer at the index"),
+    at(0, UNLOADED_MODEL, code(ACL_ERROR_GE_EXEC_MODEL_ID_INVALID), "unloaded model"),
+    at(3, {"dimCount": 3, "dims": [1, 28, 28]}, code(ACL_ERROR_GE_DYNAMIC_INPUT_LENGTH_INVALID),
+       "dims that are not the inputs' (GE GetCurDynamicDims)"),
+    Bad((DYN_MODEL, DYN_IN_DS, DYN_SHAPE_INDEX, {"dimCount": 2, "dims": [2, 784]}),
+        code(ACL_ERROR_GE_DYNAMIC_BATCH_SIZE_INVALID),
+        "a dynamic-batch model at a batch gear: its gears are not dims gears"),
+    good_ret=ACL_ERROR_GE_DYNAMIC_BATCH_SIZE_INVALID)
 
 # ============================================================================== acl.media
 row("acl.media.dvpp_malloc", (4096,),
