@@ -140,7 +140,8 @@ def get_output_size_by_index(s: S, th: Any, cid: int, desc: int, index: int) -> 
     return M.io_size(s, desc, index, True)
 
 
-def _dims_api(name: str, cname: str, output: bool, current: bool = False) -> Any:
+def _dims_api(name: str, cname: str, output: bool, current: bool = False,
+              image: bool = False) -> Any:
     @acl_api(name, cname, "kk", out=1, default={})
     def dims(s: S, th: Any, cid: int, desc: int, index: int) -> dict[str, Any]:
         """``({'name', 'dimCount', 'dims'}, ret)``; ``({}, ret)`` on failure.
@@ -148,14 +149,19 @@ def _dims_api(name: str, cname: str, output: bool, current: bool = False) -> Any
         For a dynamic model the input dims keep their -1 dims and the
         ``ascend_mbatch_shape_data`` input is ``[k]``; the output dims are the largest
         gear's; the current output dims are those of the gear of the model's last gear
-        setter (the largest before any).
+        setter (the largest before any). An input converted by static AIPP is
+        [N, H, W, C] of the picture for get_input_dims and [N, H*3/2, W, 1] (YUV420SP_U8;
+        the product is the input size) for get_input_dims_v2.
         Differs from real ACL: no difference known.
         """
-        return M.io_dims(s, desc, index, output, current)
+        got = M.io_dims(s, desc, index, output, current)
+        if image:
+            return A.image_dims(M.desc(s, desc).model.om, index, got)  # type: ignore[union-attr]
+        return got
     return dims
 
 
-get_input_dims = _dims_api("acl.mdl.get_input_dims", "aclmdlGetInputDims", False)
+get_input_dims = _dims_api("acl.mdl.get_input_dims", "aclmdlGetInputDims", False, image=True)
 get_input_dims_v2 = _dims_api("acl.mdl.get_input_dims_v2", "aclmdlGetInputDimsV2", False)
 get_output_dims = _dims_api("acl.mdl.get_output_dims", "aclmdlGetOutputDims", True)
 get_cur_output_dims = _dims_api("acl.mdl.get_cur_output_dims", "aclmdlGetCurOutputDims",

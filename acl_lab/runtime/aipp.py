@@ -571,6 +571,21 @@ def stored_geometry(a: dict[str, Any]) -> Geometry:
     return Geometry(a["input_format"], sw, sh, cx, cy, cw, ch, (t, b, left, r), c)
 
 
+def image_dims(om: Any, index: int, dims: dict[str, Any]) -> dict[str, Any]:
+    """``dims`` (an input's ``{'name', 'dimCount', 'dims'}``) as aclmdlGetInputDims gives
+    them: for an input with static AIPP the picture's [N, H, W, C] (the hiascend
+    aclmdlGetInputDims page: consistent with the input image; V2 multiplies H and sets C by
+    the format so that the product is the size), else unchanged."""
+    if dims.get("name") is None or index < 0:
+        return dims
+    a = model_aipp(om, index)
+    if a is None:
+        return dims
+    n = dims["dims"][0]
+    out = stored_geometry(a).image_dims(n)
+    return {"name": dims["name"], "dimCount": len(out), "dims": out}
+
+
 def first_aipp_info(om: Any, index: int, batch_gears: int) -> dict[str, Any]:
     """The aclAippInfo dict of input ``index`` (``acl.mdl.get_first_aipp_info``);
     AclError 145015 (ACL_ERROR_GE_AIPP_NOT_EXIST) when the input has no AIPP, 145000

@@ -216,6 +216,7 @@ def test_yuv420sp_model_input_desc(ready: ModuleType, tmp_path: Path,
     assert ready.mdl.get_input_data_type(desc, 0) == ACL_UINT8
     assert ready.mdl.get_input_format(desc, 0) == ACL_FORMAT_NHWC
     assert ok(ready.mdl.get_input_dims_v2(desc, 0))["dims"] == [1, 9, 8, 1]
+    assert ok(ready.mdl.get_input_dims(desc, 0))["dims"] == [1, 6, 8, 3]
     assert ready.mdl.get_output_size_by_index(desc, 0) == 3 * 6 * 8 * 4
 
 
