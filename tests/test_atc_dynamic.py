@@ -14,62 +14,16 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from onnx import TensorProto, helper, numpy_helper
+from onnx import TensorProto, helper
 from onnx.reference import ReferenceEvaluator
 
 from acl_lab import atc
 from acl_lab.runtime.model import SHAPE_DATA_NAME, load_om
 
-
-def _save(tmp_path: Path, name: str, nodes: list, inputs: list, outputs: list,
-          inits: dict[str, np.ndarray]) -> Path:
-    graph = helper.make_graph(nodes, name, inputs, outputs,
-                              [numpy_helper.from_array(v, k) for k, v in inits.items()])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
-    path = tmp_path / f"{name}.onnx"
-    path.write_bytes(model.SerializeToString())
-    return path
-
-
-def _classifier(tmp_path: Path) -> Path:
-    """Conv 3x3 (pad 1) + Relu + GlobalAveragePool + Flatten + Gemm: any H, W gives [1, 5]."""
-    rng = np.random.default_rng(3)
-    inits = {"W": rng.standard_normal((4, 3, 3, 3)).astype(np.float32),
-             "B": rng.standard_normal(4).astype(np.float32),
-             "FC": rng.standard_normal((5, 4)).astype(np.float32),
-             "FB": rng.standard_normal(5).astype(np.float32)}
-    nodes = [helper.make_node("Conv", ["x", "W", "B"], ["c"], name="conv", pads=[1, 1, 1, 1]),
-             helper.make_node("Relu", ["c"], ["r"], name="relu"),
-             helper.make_node("GlobalAveragePool", ["r"], ["g"], name="gap"),
-             helper.make_node("Flatten", ["g"], ["f"], name="flat"),
-             helper.make_node("Gemm", ["f", "FC", "FB"], ["y"], name="fc", transB=1)]
-    return _save(tmp_path, "classifier", nodes,
-                 [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, "h", "w"])],
-                 [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 5])], inits)
-
-
-def _feature_map(tmp_path: Path) -> Path:
-    """Conv 3x3 (pad 1) + Relu: the output is [1, 4, H, W], so it follows the gear."""
-    rng = np.random.default_rng(4)
-    inits = {"W": rng.standard_normal((4, 3, 3, 3)).astype(np.float32)}
-    nodes = [helper.make_node("Conv", ["x", "W"], ["c"], name="conv", pads=[1, 1, 1, 1]),
-             helper.make_node("Relu", ["c"], ["y"], name="relu")]
-    return _save(tmp_path, "features", nodes,
-                 [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, "h", "w"])],
-                 [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, "h", "w"])],
-                 inits)
-
-
-def _two_inputs(tmp_path: Path) -> Path:
-    """y = x @ W + b with x [n, 6] and b [m, 4] (ND): dims gears give n and m."""
-    rng = np.random.default_rng(5)
-    inits = {"W": rng.standard_normal((6, 4)).astype(np.float32)}
-    nodes = [helper.make_node("MatMul", ["x", "W"], ["m"], name="mm"),
-             helper.make_node("Add", ["m", "b"], ["y"], name="add")]
-    return _save(tmp_path, "two", nodes,
-                 [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", 6]),
-                  helper.make_tensor_value_info("b", TensorProto.FLOAT, ["m", 4])],
-                 [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["n", 4])], inits)
+from .dynamic_models import classifier as _classifier
+from .dynamic_models import feature_map as _feature_map
+from .dynamic_models import save as _save
+from .dynamic_models import two_inputs as _two_inputs
 
 
 def _atc(capsys: pytest.CaptureFixture[str], model: Path, out: Path,
