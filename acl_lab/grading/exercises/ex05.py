@@ -21,7 +21,7 @@ import numpy as np
 from ...tracer.checks import Finding
 from ...tracer.schema import TASK_KINDS
 from ..provenance import device_result
-from ..rubric import Exercise, Item, Run, Verdict, register
+from ..rubric import HIDDEN_MARK, Exercise, Hidden, Item, Run, Verdict, register
 
 #: objects.kind numbers of contexts and streams (acl_lab.runtime.objects)
 _CONTEXT, _STREAM = 0, 1
@@ -30,10 +30,15 @@ _KERNEL = TASK_KINDS.index("kernel")
 _BINDING_CALLS = ("acl.rt.create_context", "acl.rt.set_context", "acl.rt.set_device")
 
 
-def make_args(seed: int) -> tuple[Any, ...]:
-    """``(pairs,)``: 3 to 5 pairs of int32 matrices of one seeded shape."""
-    rng = np.random.default_rng(seed)
-    n = int(rng.integers(3, 6))
+#: Pairs (worker threads) of the hidden run ``acl-lab grade`` makes (the visible run: 3 to 5).
+HIDDEN_PAIRS = (6, 9)
+
+
+def make_args(seed: int, hidden: bool = False) -> tuple[Any, ...]:
+    """``(pairs,)``: 3 to 5 pairs of int32 matrices of one seeded shape (``hidden``: 6 to
+    8 pairs)."""
+    rng = np.random.default_rng([seed, 1] if hidden else seed)
+    n = int(rng.integers(*HIDDEN_PAIRS)) if hidden else int(rng.integers(3, 6))
     shape = (int(rng.integers(4, 33)), int(rng.integers(8, 65)))
     pairs = [(rng.integers(-1000, 1000, shape, dtype=np.int32),
               rng.integers(-1000, 1000, shape, dtype=np.int32)) for _ in range(n)]
@@ -69,8 +74,13 @@ def entry_thread(trace: Any) -> int:
 # ------------------------------------------------------------------------------ items
 
 
+def _hidden_args(seed: int) -> tuple[Any, ...]:
+    return make_args(seed, hidden=True)
+
+
 def _pairs(run: Run) -> list[tuple[np.ndarray, np.ndarray]]:
-    pairs: list[tuple[np.ndarray, np.ndarray]] = make_args(run.seed)[0]
+    pairs: list[tuple[np.ndarray, np.ndarray]] = make_args(run.seed,
+                                                            HIDDEN_MARK in run.exercise)[0]
     return pairs
 
 
@@ -237,4 +247,14 @@ EXERCISE = register(Exercise(
              "Whoever creates a stream or context destroys it: streams first, then their "
              "context, then reset the device.", "timeline", claims=("leak",)),
     ),
+    hidden=(Hidden(
+        "more_pairs", f"{HIDDEN_PAIRS[0]} to {HIDDEN_PAIRS[1] - 1} pairs instead of 3 to 5, "
+        "from a seed drawn by the grader", _hidden_args, (
+            Item("more_threads", "with more pairs, still one worker thread per pair, each "
+                 "on its own stream in its own context", 1, check_threads,
+                 "Start as many workers as there are pairs.", "timeline"),
+            Item("more_correct", "every one of those pairs gets a + b", 1,
+                 device_result(check_correct),
+                 "One result per pair, in the order of the pairs.", "timeline"),
+        )),),
 ))

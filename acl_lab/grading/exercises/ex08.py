@@ -49,7 +49,7 @@ from ...runtime.model import OmModel, load_om
 from ...tracer.analysis import union_length
 from ...tracer.schema import TASK_KINDS
 from ..provenance import device_result
-from ..rubric import Exercise, Item, Run, Verdict, register
+from ..rubric import HIDDEN_MARK, Exercise, Hidden, Item, Run, Verdict, register
 from .ex05 import ok_calls
 from .ex06 import race_verdict
 
@@ -58,6 +58,8 @@ MODEL = "tiny_resnet"
 PICTURE_WIDTH, PICTURE_HEIGHT = 160, 120
 #: how many pictures a run gets: ``MIN_PICTURES`` to ``MAX_PICTURES``
 MIN_PICTURES, MAX_PICTURES = 10, 14
+#: the hidden run ``acl-lab grade`` makes: 4 to 7 pictures (a range, end excluded)
+HIDDEN_PICTURES = (4, 8)
 #: the model's input: one 32x32 RGB picture, normalised, CHW
 SIZE = 32
 INPUT_SHAPE = (1, 3, SIZE, SIZE)
@@ -91,12 +93,14 @@ _OTHER_KINDS = ("leak", "pageable_async_copy", "misaligned_host_buffer", "destro
 # ============================================================================== inputs
 
 
-def make_args(seed: int) -> tuple[Any, ...]:
-    """``(model_path, jpegs)``: the zoo's tiny_resnet and 10 to 14 seeded 160x120 JPEGs."""
+def make_args(seed: int, hidden: bool = False) -> tuple[Any, ...]:
+    """``(model_path, jpegs)``: the zoo's tiny_resnet and 10 to 14 seeded 160x120 JPEGs
+    (``hidden``: 4 to 7 of them)."""
     from ...ladder import make_jpeg
 
-    rng = np.random.default_rng(seed)
-    n = int(rng.integers(MIN_PICTURES, MAX_PICTURES + 1))
+    rng = np.random.default_rng([seed, 1] if hidden else seed)
+    n = int(rng.integers(*HIDDEN_PICTURES)) if hidden else int(
+        rng.integers(MIN_PICTURES, MAX_PICTURES + 1))
     seeds = rng.integers(0, 2**31 - 1, size=n)
     jpegs = [make_jpeg(int(s), PICTURE_WIDTH, PICTURE_HEIGHT) for s in seeds]
     return zoo.path(MODEL), jpegs
@@ -124,10 +128,19 @@ def _model() -> OmModel:
     return load_om(zoo.path(MODEL))
 
 
+def _hidden_args(seed: int) -> tuple[Any, ...]:
+    return make_args(seed, hidden=True)
+
+
+def _args(run: Run) -> tuple[Any, ...]:
+    """The run's arguments, drawn again from its seed (a hidden run's: other sizes)."""
+    return make_args(run.seed, HIDDEN_MARK in run.exercise)
+
+
 @functools.lru_cache(maxsize=16)
-def expected(seed: int) -> tuple[np.ndarray, ...]:
+def expected(seed: int, hidden: bool = False) -> tuple[np.ndarray, ...]:
     """The (10,) float32 logits of every picture of ``seed``, computed on the host."""
-    _, jpegs = make_args(seed)
+    _, jpegs = make_args(seed, hidden)
     model = _model()
     return tuple(model.run([reference_input(j)])[0].reshape(-1) for j in jpegs)
 
@@ -156,7 +169,7 @@ def preprocess_calls(run: Run) -> list[int]:
     import zlib
 
     trace = run.trace
-    crcs = {zlib.crc32(j) for j in make_args(run.seed)[1]}
+    crcs = {zlib.crc32(j) for j in _args(run)[1]}
     start, end = trace.calls["start_ns"], trace.calls["end_ns"]
     out = []
     for cid in trace.calls_named(HOST_PREPROCESS_CALL).tolist():
@@ -186,7 +199,7 @@ def finding_head(message: str) -> str:
 
 
 def _n_pictures(run: Run) -> int:
-    return len(make_args(run.seed)[1])
+    return len(_args(run)[1])
 
 
 # ============================================================================== items
@@ -197,7 +210,7 @@ def check_correct(run: Run) -> Verdict:
     why = run.no_result()
     if why:
         return False, why
-    want = expected(run.seed)
+    want = expected(run.seed, HIDDEN_MARK in run.exercise)
     got = run.result
     if isinstance(got, np.ndarray) and got.ndim >= 2 and got.shape[0] == len(want):
         got = list(got)
@@ -400,4 +413,15 @@ EXERCISE = register(Exercise(
              "and what does the host do while the model runs? Each synchronous call makes "
              "one wait for the other.", "timeline"),
     ),
+    hidden=(Hidden(
+        "fewer_pictures", f"{HIDDEN_PICTURES[0]} to {HIDDEN_PICTURES[1] - 1} pictures instead of "
+        f"{MIN_PICTURES} to {MAX_PICTURES}, from a seed drawn by the grader", _hidden_args, (
+            Item("fewer_load_once", "with fewer pictures, the model is still loaded once", 1,
+                 check_load_once, "Does your engine assume how many pictures it gets?",
+                 "timeline"),
+            Item("fewer_correct", "every one of those pictures gets its logits, in order", 1,
+                 device_result(check_correct, work=("model",)),
+                 "One result per picture you are given, whatever their number.", "timeline",
+                 counts_with=("fewer_load_once",)),
+        )),),
 ))
