@@ -16,9 +16,11 @@ What is emulated and what is not:
 
 * only ``--framework=5`` (ONNX); Caffe (0), MindSpore (1) and TensorFlow (3) are not;
 * only ``--mode=0`` (build a model); ``--out_nodes`` is refused with a clear message;
-* ``--insert_op_conf=aipp.cfg`` (static AIPP, ``acl_lab.runtime.aipp``): the converted input
-  becomes the raw uint8 picture (NHWC, the size ATC gives it, e.g. w*h*3/2 for YUV420SP_U8)
-  and the model converts it itself; a configuration ATC refuses fails with E10052;
+* ``--insert_op_conf=aipp.cfg`` (AIPP, ``acl_lab.runtime.aipp``): with static AIPP the
+  converted input becomes the raw uint8 picture (NHWC, the size ATC gives it, e.g. w*h*3/2
+  for YUV420SP_U8) and the model converts it itself; with dynamic AIPP the input holds
+  max_src_image_size bytes and the model gets the ``ascend_dynamic_aipp_data`` input for
+  ``acl.mdl.set_input_aipp``; a configuration ATC refuses fails with E10052;
 * ``--singleop=JSON --output=DIR`` checks each op of the list against the emulated op
   registry and writes one ``.om`` per op (acl_lab's own JSON, not a real kernel) into DIR,
   for ``acl.op.set_model_dir``; the emulated ops run with or without it;
@@ -111,7 +113,8 @@ Options:
                       (recorded only; not together with --precision_mode).
   --insert_op_conf    An AIPP configuration (aipp_op { aipp_mode: static input_format: ...
                       }): the input becomes the raw picture and the model crops, converts
-                      colours and normalises it (static AIPP; dynamic AIPP is not emulated).
+                      colours and normalises it (static; with aipp_mode: dynamic the
+                      parameters come from acl.mdl.set_input_aipp).
   --mode              0 (default): build an .om. Other modes are not emulated.
   --log               debug, info, warning, error, null (default).
   --weight            Caffe weights; ignored with a warning for ONNX.

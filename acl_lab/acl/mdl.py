@@ -604,51 +604,44 @@ def get_first_aipp_info(s: S, th: Any, cid: int, model_id: int, index: int) -> d
     return A.first_aipp_info(om, index, len(om.dynamic_batch))
 
 
-def _check_dynamic_aipp_index(s: S, model_id: int, index: int) -> None:
-    """ACL CheckAippDataIndex: the input must be the dynamic AIPP parameter input."""
-    om = _aipp_model(s, model_id)
-    kind, _ = A.aipp_type(om, index)
-    if kind == A.DATA_WITHOUT_AIPP:
-        raise AclError(100000, f"model {model_id} is not a dynamic AIPP model: it has no "
-                               f"{A.DYNAMIC_AIPP_NAME} input (convert it with aipp_mode: "
-                               "dynamic; acl_lab's ATC converts static AIPP only)")
-    raise AclError(100000, f"input {index} of model {model_id} is not the dynamic AIPP "
-                           "data input (it has static AIPP)")
-
-
 @acl_api("acl.mdl.set_input_aipp", "aclmdlSetInputAIPP", "Ikkk")
 def set_input_aipp(s: S, th: Any, cid: int, model_id: int, dataset: int, index: int,
                    aipp: int) -> None:
     """Set the dynamic AIPP parameters of the next executions with ``dataset``; ``index``
-    is the ``ascend_dynamic_aipp_data`` input. Checks in ACL's order: 100000 for a null
-    dataset or parameter set, 100011 for an unknown model, 145000 for an index that names no
-    input, 100000 when the input is not a dynamic AIPP input.
+    is the ``ascend_dynamic_aipp_data`` input (``get_input_index_by_name``). Checks in ACL's
+    order (acl_aipp.cpp): 100000 for a null dataset or parameter set; 100011 for an unknown
+    model; 145000 for an index that names no input; 100000 when it is not the dynamic AIPP
+    input, when the parameters do not fit the model (batch count, max_src_image_size, an
+    output size other than the network input's, source size not set) or the dataset has no
+    buffer there; 145012 for a buffer smaller than get_aipp_data_size. The parameters are
+    written into that buffer (a synchronous host-to-device copy).
 
-    Differs from real ACL: acl_lab builds no dynamic-AIPP model, so a call that passes the
-    argument checks ends with 100000 (what real ACL returns for such a model).
+    Differs from real ACL: the buffer's byte layout follows kAippDynamicPara but is acl_lab's
+    own (the program never reads it); resize (scf) is refused with 100000.
     """
     M.dataset(s, dataset)
-    _aipp(s, aipp)
+    p = _aipp(s, aipp)
     M.model(s, model_id)
-    _check_dynamic_aipp_index(s, model_id, index)
+    A.set_input(s, th, cid, model_id, dataset, index, p)
 
 
 @acl_api("acl.mdl.set_aipp_by_input_index", "aclmdlSetAIPPByInputIndex", "Ikkk")
 def set_aipp_by_input_index(s: S, th: Any, cid: int, model_id: int, dataset: int,
                             index: int, aipp: int) -> None:
-    """Set dynamic AIPP parameters on the data input ``index`` (the input linked to a
-    dynamic AIPP input): 100000 for a null parameter set, a null dataset or an index with no
+    """Set dynamic AIPP parameters through the data input ``index`` (the one a dynamic AIPP
+    is linked to): 100000 for a null parameter set, a null dataset or an index with no
     buffer; 145003/145000 from the type lookup; 500000 (ACL_ERROR_FAILURE) when the input has
-    no dynamic AIPP linked.
+    no dynamic AIPP linked; then set_input_aipp on the linked ``ascend_dynamic_aipp_data``
+    input.
 
-    Differs from real ACL: acl_lab builds no dynamic-AIPP model, so a call that passes the
-    argument checks ends with 500000 as real ACL does for an input without dynamic AIPP.
+    Differs from real ACL: as set_input_aipp.
     """
-    _aipp(s, aipp)
+    p = _aipp(s, aipp)
     ds = M.dataset(s, dataset)
     if not 0 <= index < len(ds.buffers):
         raise AclError(100000, f"input param is invalid: the dataset has no buffer at index "
                                f"{index} (it has {len(ds.buffers)})")
-    kind, _ = A.aipp_type(_aipp_model(s, model_id), index)
+    kind, attached = A.aipp_type(_aipp_model(s, model_id), index)
     if kind != A.DATA_WITH_DYNAMIC_AIPP:
         raise AclError(500000, f"input {index} of model {model_id} has no dynamic AIPP linked")
+    A.set_input(s, th, cid, model_id, dataset, attached, p)

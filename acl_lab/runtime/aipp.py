@@ -29,15 +29,22 @@ Sources (facts, not code):
   ACL_ERROR_INVALID_PARAM), ``aclmdlGetAippDataSize``: 64 + 96 x batch bytes (the
   ``kAippDynamicPara`` head plus one ``kAippDynamicBatchPara`` per batch, ``dynamic_aipp.h``).
 
+Dynamic AIPP (``aipp_mode: dynamic``): the image input holds ``max_src_image_size`` bytes and
+the model gets an ``ascend_dynamic_aipp_data`` input (64 + 96 x N bytes) after its inputs;
+``acl.mdl.set_input_aipp`` checks the parameter set against the model (ACL
+``GetAndCheckAippParams``) and copies it there, and ``InsertedAipp`` reads it at execution.
+
 Differs from real ACL (documented once here): the input formats emulated are YUV420SP_U8,
 RGB888_U8, XRGB8888_U8 and YUV400_U8 (real AIPP has more); resize (``resize: true``) is not
-emulated; AIPP feeds the network float16 (the output is rounded through float16 and then
-given the network input's dtype).
+emulated (nor dynamic AIPP together with dynamic batch, image size or dims); AIPP feeds
+the network float16 (the output is rounded through float16, then given the network input's
+dtype); the dynamic parameter buffer follows kAippDynamicPara's layout but is acl_lab's own.
 """
 
 from __future__ import annotations
 
 import re
+import struct
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -81,6 +88,7 @@ OP_TYPE = "InsertedAipp"
 #: ACL_FORMAT_NHWC: the layout of an AIPP model's image input
 ACL_FORMAT_NHWC = 1
 ACL_FORMAT_NCHW = 0
+ACL_FORMAT_ND = 2
 _FLOPS_PER_OUTPUT = 8  # colour matrix (3 multiply-adds), subtract mean/min, scale
 
 # GE aipp_op.cc SetCscDefaultValue: YUV420SP_U8 gets the BT.601 narrow-range YUV -> RGB rows
@@ -476,6 +484,17 @@ def convert(x: np.ndarray, a: dict[str, Any], out_dtype: str = "float32") -> np.
 
 
 def _infer(specs: list[TensorSpec], attrs: dict[str, Any]) -> list[TensorSpec]:
+    if attrs.get("dynamic"):
+        if len(specs) != 2 or any(x.dtype != "uint8" for x in specs):
+            raise OpError(f"{OP_TYPE}: dynamic AIPP takes the uint8 pictures and the uint8 "
+                          f"parameters, got {[(x.dtype, list(x.shape)) for x in specs]}")
+        n = int(attrs["out_shape"][0])
+        if specs[0].size != int(attrs["max_src_image_size"]) or \
+                specs[1].size != data_size(n):
+            raise OpError(f"{OP_TYPE}: inputs must hold {attrs['max_src_image_size']} and "
+                          f"{data_size(n)} bytes")
+        return [TensorSpec(str(attrs["out_dtype"]), tuple(int(v) for v in attrs["out_shape"]),
+                           ACL_FORMAT_NCHW)]
     if len(specs) != 1:
         raise OpError(f"{OP_TYPE}: takes 1 input, got {len(specs)}")
     x = specs[0]
@@ -494,8 +513,24 @@ def _infer(specs: list[TensorSpec], attrs: dict[str, Any]) -> list[TensorSpec]:
 
 
 def _compute(arrays: list[np.ndarray], attrs: dict[str, Any]) -> list[np.ndarray]:
-    (spec,) = _infer([TensorSpec(arrays[0].dtype.name, tuple(arrays[0].shape))], attrs)
-    return [convert(arrays[0], attrs, spec.dtype)]
+    specs = [TensorSpec(a.dtype.name, tuple(a.shape)) for a in arrays]
+    (spec,) = _infer(specs, attrs)
+    if not attrs.get("dynamic"):
+        return [convert(arrays[0], attrs, spec.dtype)]
+    n, c, h, w = spec.shape
+    p = decode_params(np.ascontiguousarray(arrays[1]).tobytes(), n)
+    pics = np.ascontiguousarray(arrays[0]).reshape(-1)
+    out = np.empty(spec.shape, spec.dtype)
+    offset = 0
+    for i in range(n):
+        a = batch_attrs(p, i, c, h, w)
+        size = picture_bytes(a["input_format"], a["src_w"], a["src_h"])
+        rows = a["src_h"] * 3 // 2 if a["input_format"] == "YUV420SP_U8" else a["src_h"]
+        pic = pics[offset:offset + size].reshape(1, rows, a["src_w"],
+                                                 _STORED_CHANNELS[a["input_format"]])
+        out[i] = convert(pic, a, spec.dtype)[0]
+        offset += size
+    return [out]
 
 
 def _cost(ins: list[TensorSpec], outs: list[TensorSpec],
@@ -508,7 +543,7 @@ def _cost(ins: list[TensorSpec], outs: list[TensorSpec],
 def _register() -> None:
     opdefs._load_builtin()  # the registry loads the built-in ops only while it is empty
     if OP_TYPE not in opdefs.REGISTRY:
-        opdefs.register(OpDef(name=OP_TYPE, inputs=(1, 1), outputs=1,
+        opdefs.register(OpDef(name=OP_TYPE, inputs=(1, 2), outputs=1,
                               dtypes=frozenset({"uint8"}), infer=_infer, compute=_compute,
                               cost=_cost, defaults={}))
 
@@ -518,11 +553,15 @@ _register()
 
 # ------------------------------------------------------------------------ ATC's insertion
 def insert_static(model: Any, configs: list[AippConfig]) -> Any:
-    """The OmModel ``model`` with each static AIPP of ``configs`` in front of its input:
-    the input becomes uint8 NHWC (``Geometry.stored_shape``, the size ATC gives it), an
-    ``InsertedAipp`` node converts it to the tensor the network reads, and the resolved
-    configuration is kept in ``meta["aipp"]`` (for ``acl.mdl.get_first_aipp_info``).
-    Raises AippConfigError for a configuration that does not fit the model."""
+    """The OmModel ``model`` with each AIPP of ``configs`` in front of its input.
+
+    Static AIPP: the input becomes uint8 NHWC (``Geometry.stored_shape``, the size ATC gives
+    it) and an ``InsertedAipp`` node converts it to the tensor the network reads. Dynamic
+    AIPP (GE ``CreateAippData``): the input becomes ``max_src_image_size`` uint8 bytes and
+    the model gets one more input, ``ascend_dynamic_aipp_data`` (uint8, 64 + 96 x N bytes),
+    after its inputs, whose parameters ``acl.mdl.set_input_aipp`` writes. The resolved
+    configuration is kept in ``meta["aipp"]`` (for ``get_first_aipp_info`` and
+    ``get_aipp_type``). Raises AippConfigError for a configuration that does not fit."""
     from dataclasses import replace
 
     from .model import IODesc, Node, validate
@@ -530,26 +569,48 @@ def insert_static(model: Any, configs: list[AippConfig]) -> Any:
     inputs = list(model.inputs)
     nodes = list(model.nodes)
     stored: list[dict[str, Any]] = []
+    dynamic = [c for c in configs if c.mode == "dynamic"]
+    if dynamic and (getattr(model, "is_dynamic", False) or model.dynamic_batch):
+        raise AippConfigError("dynamic AIPP together with dynamic batch, image size or dims "
+                              "is not emulated by acl_lab")
+    if len(dynamic) > 1:
+        raise AippConfigError("acl_lab emulates one dynamic AIPP input per model")
     for cfg in configs:
-        if cfg.mode != "static":
-            raise AippConfigError("dynamic AIPP (aipp_mode: dynamic) is not emulated by "
-                                  "acl_lab's ATC; use aipp_mode: static")
-        if not 0 <= cfg.rank < len(inputs):
+        if not 0 <= cfg.rank < len(model.inputs):
             raise AippConfigError(f"related_input_rank {cfg.rank} names no model input (the "
-                                  f"model has {len(inputs)})")
+                                  f"model has {len(model.inputs)})")
         d = inputs[cfg.rank]
-        g = geometry(cfg, d.spec(1))
-        n = d.shape[0]
-        attrs = _attrs_of(cfg, g)
-        attrs["out_dtype"] = d.dtype
         inner = f"{d.name}:aipp"
         nodes = [Node(nd.name, nd.op, [inner if t == d.name else t for t in nd.inputs],
                       list(nd.outputs), dict(nd.attrs)) for nd in nodes]
-        nodes.insert(0, Node(f"{d.name}_aipp", OP_TYPE, [d.name], [inner], attrs))
-        inputs[cfg.rank] = IODesc(d.name, "uint8", g.stored_shape(n), ACL_FORMAT_NHWC)
-        stored.append({**cfg.to_json(), "geometry": [g.src_w, g.src_h, g.crop_x, g.crop_y,
-                                                     g.crop_w, g.crop_h, *g.pad, g.channels],
-                       "src_input": d.to_json()})
+        if cfg.mode == "static":
+            g = geometry(cfg, d.spec(1))
+            attrs = _attrs_of(cfg, g)
+            attrs["out_dtype"] = d.dtype
+            nodes.insert(0, Node(f"{d.name}_aipp", OP_TYPE, [d.name], [inner], attrs))
+            inputs[cfg.rank] = IODesc(d.name, "uint8", g.stored_shape(d.shape[0]),
+                                      ACL_FORMAT_NHWC)
+            geo = [g.src_w, g.src_h, g.crop_x, g.crop_y, g.crop_w, g.crop_h, *g.pad,
+                   g.channels]
+        else:
+            spec = d.spec(1)
+            if len(spec.shape) != 4 or spec.format != ACL_FORMAT_NCHW or \
+                    spec.dtype not in ("float32", "float16"):
+                raise AippConfigError(f"the input converted by AIPP must be a 4-D NCHW float "
+                                      f"tensor, input {cfg.rank} is {spec.dtype}"
+                                      f"{list(spec.shape)}")
+            n, c, h, w = d.shape
+            if c not in (1, 3):
+                raise AippConfigError(f"AIPP gives 1 or 3 channels; input {cfg.rank} has {c}")
+            attrs = {"dynamic": True, "max_src_image_size": cfg["max_src_image_size"],
+                     "out_shape": [n, c, h, w], "out_dtype": d.dtype}
+            nodes.insert(0, Node(f"{d.name}_aipp", OP_TYPE, [d.name, DYNAMIC_AIPP_NAME],
+                                 [inner], attrs))
+            inputs[cfg.rank] = IODesc(d.name, "uint8", (int(cfg["max_src_image_size"]),),
+                                      ACL_FORMAT_ND)
+            inputs.append(IODesc(DYNAMIC_AIPP_NAME, "uint8", (data_size(n),), ACL_FORMAT_ND))
+            geo = [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, c]
+        stored.append({**cfg.to_json(), "geometry": geo, "src_input": d.to_json()})
     meta = dict(model.meta)
     meta["aipp"] = stored
     out = replace(model, inputs=inputs, nodes=nodes, meta=meta)
@@ -579,7 +640,7 @@ def image_dims(om: Any, index: int, dims: dict[str, Any]) -> dict[str, Any]:
     if dims.get("name") is None or index < 0:
         return dims
     a = model_aipp(om, index)
-    if a is None:
+    if a is None or a["aipp_mode"] != "static":
         return dims
     n = dims["dims"][0]
     out = stored_geometry(a).image_dims(n)
@@ -600,7 +661,7 @@ def first_aipp_info(om: Any, index: int, batch_gears: int) -> dict[str, Any]:
     g = stored_geometry(a)
     src = a["src_input"]
     info: dict[str, Any] = {
-        "inputFormat": INPUT_FORMATS[a["input_format"]], "srcImageSizeW": g.src_w,
+        "inputFormat": INPUT_FORMATS.get(a["input_format"], 0), "srcImageSizeW": g.src_w,
         "srcImageSizeH": g.src_h, "cropSwitch": int(a["crop"]),
         "loadStartPosW": a["load_start_pos_w"], "loadStartPosH": a["load_start_pos_h"],
         "cropSizeW": a["crop_size_w"], "cropSizeH": a["crop_size_h"],
@@ -630,12 +691,13 @@ def first_aipp_info(om: Any, index: int, batch_gears: int) -> dict[str, Any]:
     out_dims = []
     for n in gears[:info["shapeCount"]]:
         src_dims = [n if d == -1 else d for d in src["shape"]]
+        aipp_out = ([n, g.channels, g.out_h, g.out_w] if a["aipp_mode"] == "static"
+                    else src_dims)
         out_dims.append({
             "srcDims": {"name": src["name"], "dimCount": len(src_dims), "dims": src_dims},
             "srcSize": int(np.prod(src_dims)) * np.dtype(src["dtype"]).itemsize,
-            "aippOutdims": {"name": src["name"], "dimCount": 4,
-                            "dims": [n, g.channels, g.out_h, g.out_w]},
-            "aippOutSize": int(n * g.channels * g.out_h * g.out_w * 2),
+            "aippOutdims": {"name": src["name"], "dimCount": 4, "dims": aipp_out},
+            "aippOutSize": int(np.prod(aipp_out)) * 2,  # float16
         })
     info["outDims"] = out_dims
     return info
@@ -788,6 +850,190 @@ def aipp_type(om: Any, index: int) -> tuple[int, int]:
     if not 0 <= index < len(om.acl_inputs):
         raise AclError(145000, f"input index {index} is invalid (the model has "
                                f"{len(om.acl_inputs)} inputs)")
-    if model_aipp(om, index) is not None:
-        return DATA_WITH_STATIC_AIPP, INVALID_NODE_INDEX
-    return DATA_WITHOUT_AIPP, INVALID_NODE_INDEX
+    names = [d.name for d in om.acl_inputs]
+    if names[index] == DYNAMIC_AIPP_NAME:
+        return DYNAMIC_AIPP_NODE, INVALID_NODE_INDEX
+    a = model_aipp(om, index)
+    if a is None:
+        return DATA_WITHOUT_AIPP, INVALID_NODE_INDEX
+    if a["aipp_mode"] == "dynamic":
+        return DATA_WITH_DYNAMIC_AIPP, names.index(DYNAMIC_AIPP_NAME)
+    return DATA_WITH_STATIC_AIPP, INVALID_NODE_INDEX
+
+
+# ------------------------------------------------------------------------ dynamic parameters
+#: the parameter buffer's layout (kAippDynamicPara / kAippDynamicBatchPara, dynamic_aipp.h):
+#: a 64-byte head (format, csc/rbuv/ax switches, batch count, source size, the 9 matrix
+#: values, output and input biases) and 96 bytes per batch (crop/scf/padding switches and
+#: sizes, means, then min and var_reci as float16 bits)
+_HEAD = struct.Struct("<Bbbbb3xii9h6x3B3B2x16x")
+_BATCH = struct.Struct("<bbbb4x12i4h4H4H16x")
+assert _HEAD.size == DYNAMIC_HEAD_BYTES and _BATCH.size == DYNAMIC_BATCH_BYTES
+
+
+def _f16_bits(v: float) -> int:
+    return int(np.array(v, np.float16).view(np.uint16))
+
+
+def _f16(bits: int) -> float:
+    return float(np.array(bits, np.uint16).view(np.float16))
+
+
+def encode_params(p: DynamicAipp) -> bytes:
+    """The bytes ``set_input_aipp`` writes into the ``ascend_dynamic_aipp_data`` buffer."""
+    csc = p.csc
+    head = _HEAD.pack(p.input_format, csc[0], p.rbuv_swap, p.ax_swap, min(p.batch, 127),
+                      p.src_size[0], p.src_size[1], *csc[1:10], *csc[10:13], *csc[13:16])
+    body = b"".join(_BATCH.pack(b.crop[0], b.scf[0], b.padding[0], 0, *b.crop[1:],
+                                *b.scf[1:], *b.padding[1:], *b.mean,
+                                *(_f16_bits(v) for v in b.min),
+                                *(_f16_bits(v) for v in b.var_reci)) for b in p.batches)
+    return head + body
+
+
+def decode_params(raw: bytes, n: int) -> DynamicAipp:
+    """The DynamicAipp of a parameter buffer (``encode_params``); OpError when it holds no
+    valid parameters (set_input_aipp was not called)."""
+    p = DynamicAipp(n)
+    fmt, sw, rbuv, ax, _, w, h, *rest = _HEAD.unpack_from(raw, 0)
+    if fmt not in FORMAT_NAMES or w <= 0 or h <= 0:
+        raise OpError(f"{OP_TYPE}: the {DYNAMIC_AIPP_NAME} input holds no dynamic AIPP "
+                      "parameters: call acl.mdl.set_input_aipp before executing", 100000)
+    p.input_format, p.rbuv_swap, p.ax_swap, p.src_size = fmt, rbuv, ax, (w, h)
+    p.csc = (sw, *rest)
+    for i in range(n):
+        v = _BATCH.unpack_from(raw, DYNAMIC_HEAD_BYTES + i * DYNAMIC_BATCH_BYTES)
+        crop_sw, scf_sw, pad_sw = v[0], v[1], v[2]
+        ints = v[4:16]
+        b = p.batches[i]
+        b.crop = (crop_sw, *ints[0:4])
+        b.scf = (scf_sw, *ints[4:8])
+        b.padding = (pad_sw, *ints[8:12])
+        b.mean = tuple(v[16:20])
+        b.min = tuple(_f16(x) for x in v[20:24])  # type: ignore[assignment]
+        b.var_reci = tuple(_f16(x) for x in v[24:28])  # type: ignore[assignment]
+    return p
+
+
+def picture_bytes(fmt: str, w: int, h: int) -> int:
+    """Bytes of one picture of ``fmt`` (the ATC input-size table)."""
+    if fmt == "YUV420SP_U8":
+        return w * h * 3 // 2
+    return w * h * _STORED_CHANNELS[fmt]
+
+
+def batch_attrs(p: DynamicAipp, i: int, c: int, h: int, w: int) -> dict[str, Any]:
+    """The ``convert`` attributes of batch ``i`` of dynamic parameters for a network input
+    of C x H x W; AclError 100000 (as ACL's AippParamsCheck) when they cannot give it."""
+    fmt = FORMAT_NAMES.get(p.input_format, "")
+    if fmt not in EMULATED_FORMATS:
+        raise AclError(INVALID_PARAM, f"input format {p.input_format} ({fmt or 'unset'}) is "
+                                      "not emulated: set one of " + ", ".join(
+                                          f"{k} ({INPUT_FORMATS[k]})" for k in EMULATED_FORMATS))
+    sw, sh = p.src_size
+    if sw <= 0 or sh <= 0:
+        raise AclError(INVALID_PARAM, "the source image size is not set: "
+                                      "acl.mdl.set_aipp_src_image_size is required")
+    b = p.batches[i]
+    if b.scf[0]:
+        raise AclError(INVALID_PARAM, "resize (set_aipp_scf_params) is not emulated")
+    cx, cy, cw, ch = b.crop[1:] if b.crop[0] else (0, 0, sw, sh)
+    top, bottom, left, right = b.padding[1:] if b.padding[0] else (0, 0, 0, 0)
+    if fmt == "YUV420SP_U8" and any(x % 2 for x in (sw, sh, cx, cy, cw, ch)):
+        raise AclError(INVALID_PARAM, "for YUV420SP_U8 the source size, crop start and crop "
+                                      "size must be even")
+    if cx + cw > sw or cy + ch > sh:
+        raise AclError(INVALID_PARAM, f"batch {i}: the crop window ({cx}, {cy}) + {cw}x{ch} "
+                                      f"does not fit in the {sw}x{sh} source picture")
+    out_h, out_w = ch + top + bottom, cw + left + right
+    if (out_h, out_w) != (h, w):
+        raise AclError(INVALID_PARAM, f"batch {i}: the AIPP output is {out_w}x{out_h} but the "
+                                      f"model input is {w}x{h}: they must be equal")
+    want_c = 1 if fmt == "YUV400_U8" else 3
+    if want_c != c:
+        raise AclError(INVALID_PARAM, f"input format {fmt} gives {want_c} channel(s), the "
+                                      f"model input has {c}")
+    csc = p.csc
+    a: dict[str, Any] = {
+        "input_format": fmt, "src_w": sw, "src_h": sh, "crop_x": cx, "crop_y": cy,
+        "crop_w": cw, "crop_h": ch, "pad": [top, bottom, left, right], "padding_value": 0.0,
+        "rbuv_swap_switch": p.rbuv_swap, "ax_swap_switch": p.ax_swap, "csc_switch": csc[0],
+    }
+    for k in range(9):
+        a[f"matrix_r{k // 3}c{k % 3}"] = csc[1 + k]
+    for k in range(3):
+        a[f"output_bias_{k}"] = csc[10 + k]
+        a[f"input_bias_{k}"] = csc[13 + k]
+    for k in range(4):
+        a[f"mean_chn_{k}"] = b.mean[k]
+        a[f"min_chn_{k}"] = b.min[k]
+        a[f"var_reci_chn_{k}"] = b.var_reci[k]
+    return a
+
+
+def check_dynamic(om: Any, index: int, p: DynamicAipp) -> bytes:
+    """ACL GetAndCheckAippParams for the dynamic AIPP input ``index`` of ``om``: the pictures
+    must fit in max_src_image_size, the parameter set's batch count must be the model's
+    batch and every batch must give the network input (100000 otherwise). Returns the
+    parameter bytes to write."""
+    a = next((x for x in om.meta.get("aipp", []) or []
+              if x.get("aipp_mode") == "dynamic"), None)
+    assert a is not None
+    n, c, h, w = a["src_input"]["shape"]
+    if p.batch != n:
+        raise AclError(INVALID_PARAM, f"the dynamic aipp batchSize[{p.batch}] is not equal to "
+                                      f"model origin batch[{n}]")
+    fmt = FORMAT_NAMES.get(p.input_format, "")
+    if fmt in EMULATED_FORMATS and p.src_size[0] > 0:
+        total = n * picture_bytes(fmt, *p.src_size)
+        if total > a["max_src_image_size"]:
+            raise AclError(INVALID_PARAM, f"the dynamic aipp size[{total}] is bigger than "
+                                          f"max_src_image_size[{a['max_src_image_size']}]")
+    for i in range(n):
+        batch_attrs(p, i, c, h, w)
+    return encode_params(p)
+
+
+def set_input(s: Any, th: Any, cid: int, mid: int, ds_handle: int, index: int,
+              p: DynamicAipp) -> None:
+    """aclmdlSetInputAIPP after its null checks: check ``index`` (CheckAippDataIndex) and the
+    parameters (GetAndCheckAippParams), then write them into the dataset's buffer at
+    ``index`` with a synchronous host-to-device copy (GE SetDynamicAippData: 145012 when the
+    buffer is smaller than the parameters)."""
+    from . import models as M
+    from .objects import Task
+    from .scheduler import TaskKind
+
+    lm = M.model(s, mid)
+    om = lm.om
+    kind, _ = aipp_type(om, index)
+    if kind == DATA_WITHOUT_AIPP:
+        raise AclError(INVALID_PARAM, f"model {mid} is not a dynamic AIPP model: it has no "
+                                      f"{DYNAMIC_AIPP_NAME} input (convert it with aipp_mode: "
+                                      "dynamic)")
+    if kind != DYNAMIC_AIPP_NODE:
+        raise AclError(INVALID_PARAM, f"index {index} entered by the user is not the dynamic "
+                                      f"AIPP data index: pass the index of {DYNAMIC_AIPP_NAME} "
+                                      "(acl.mdl.get_input_index_by_name)")
+    payload = check_dynamic(om, index, p)
+    ds = M.dataset(s, ds_handle)
+    if not 0 <= index < len(ds.buffers):
+        raise AclError(INVALID_PARAM, f"failed to get data buffer by index[{index}] (the "
+                                      f"dataset has {len(ds.buffers)})")
+    b = s.data_buffer(ds.buffers[index])
+    if b.addr == 0:
+        raise AclError(INVALID_PARAM, f"failed to get addr by index[{index}]")
+    if b.size < len(payload):
+        raise AclError(145012, f"input dynamic aipp param len [{len(payload)}] is larger than "
+                               f"aipp_data size [{b.size}] (allocate "
+                               "acl.mdl.get_aipp_data_size(batch) bytes)")
+    r = M._io_region(s, b.addr, f"the {DYNAMIC_AIPP_NAME} buffer")
+    s.require_ctx(th)
+    eng, dur = s._copy_cost(1, len(payload), True)  # ACL_MEMCPY_HOST_TO_DEVICE
+    t = Task(TaskKind.H2D, None, cid, th.clock, eng, dur)
+    t.label = f"dynamic AIPP parameters -> {DYNAMIC_AIPP_NAME}"
+    t.pinned = True
+    t.nbytes = len(payload)
+    t.payload = payload
+    s._add_access(t, r, b.addr - r.addr, len(payload), True)
+    s.run_sync_task(th, t)

@@ -39,6 +39,9 @@ ACL_RGB888_U8 = 3
 ACL_DATA_WITHOUT_AIPP = 0
 ACL_DATA_WITH_STATIC_AIPP = 1
 ACL_ERROR_FAILURE = 500000
+ACL_ERROR_GE_DYNAMIC_INPUT_LENGTH_INVALID = 145012
+ACL_DATA_WITH_DYNAMIC_AIPP = 2
+ACL_DYNAMIC_AIPP_NODE = 3
 
 #: the configuration of the public level2 classification samples (caffe_model/aipp.cfg)
 SAMPLE_CFG = """aipp_op {
@@ -179,7 +182,9 @@ def test_config_defaults() -> None:
     ("aipp_op { aipp_mode : static input_format : YUV422SP_U8 }", "not emulated"),
     ("aipp_op { aipp_mode : static related_input_rank : 1 input_format : RGB888_U8 }",
      "related_input_rank 1 names no model input"),
-    ("aipp_op { aipp_mode : dynamic max_src_image_size : 1000 }", "dynamic AIPP"),
+    ("aipp_op { aipp_mode : dynamic max_src_image_size : 1000 }\n"
+     "aipp_op { aipp_mode : dynamic related_input_rank : 1 max_src_image_size : 9 }",
+     "one dynamic AIPP input per model"),
     ("aipp_op { aipp_mode : static input_format : RGB888_U8 mean_chn_0 : 300 }",
      "mean_chn_0 must be in [0, 255]"),
     ("aipp_op { aipp_mode : static input_format : RGB888_U8 }\n}", "without an open"),
@@ -366,3 +371,69 @@ def test_set_input_aipp_on_models_without_dynamic_aipp(ready: ModuleType, tmp_pa
     assert ready.mdl.set_input_aipp(mid, ds, 3, p) == ACL_ERROR_GE_PARAM_INVALID
     assert ready.mdl.set_aipp_by_input_index(mid, ds, 0, p) == ACL_ERROR_FAILURE
     assert ready.mdl.set_aipp_by_input_index(mid, ds, 1, p) == ACL_ERROR_INVALID_PARAM
+
+
+def _dev_dataset(acl: ModuleType, sizes: list[int]) -> tuple[int, list[int]]:
+    ds = acl.mdl.create_dataset()
+    ptrs = []
+    for size in sizes:
+        ptr = ok(acl.rt.malloc(size, ACL_MEM_MALLOC_NORMAL_ONLY))
+        ok(acl.mdl.add_dataset_buffer(ds, acl.create_data_buffer(ptr, size)))
+        ptrs.append(ptr)
+    return ds, ptrs
+
+
+def test_dynamic_aipp_model(ready: ModuleType, tmp_path: Path,
+                            capsys: pytest.CaptureFixture[str]) -> None:
+    """aipp_mode: dynamic: the image input holds max_src_image_size bytes and the model gets
+    ascend_dynamic_aipp_data (64 + 96 bytes for batch 1); set_input_aipp writes the
+    parameters, and the execution converts with them (JPEG matrix, means, var_reci); without
+    them the execution fails; parameters that do not fit are 100000, a short buffer 145012."""
+    rc, err, om = _convert(tmp_path, capsys,
+                           "aipp_op { aipp_mode : dynamic max_src_image_size : 1000 }")
+    assert rc == 0, err
+    mdl = ready.mdl
+    mid = ok(mdl.load_from_file(str(om)))
+    desc = mdl.create_desc()
+    assert mdl.get_desc(desc, mid) == ACL_SUCCESS
+    assert mdl.get_num_inputs(desc) == 2
+    assert ok(mdl.get_input_index_by_name(desc, "ascend_dynamic_aipp_data")) == 1
+    assert [mdl.get_input_size_by_index(desc, i) for i in (0, 1)] == [1000, 160]
+    assert mdl.get_aipp_type(mid, 0) == (ACL_DATA_WITH_DYNAMIC_AIPP, 1, 0)
+    assert mdl.get_aipp_type(mid, 1) == (ACL_DYNAMIC_AIPP_NODE, 0xFFFFFFFF, 0)
+    ds, (pic_dev, _) = _dev_dataset(ready, [1000, 160])
+    out_ds, (out_dev,) = _dev_dataset(ready, [3 * 8 * 8 * 4])
+    assert mdl.execute(mid, ds, out_ds) != ACL_SUCCESS  # no parameters yet
+    p = mdl.create_aipp(1)
+    assert mdl.set_aipp_input_format(p, ACL_YUV420SP_U8) == 0
+    jpeg = (256, 0, 359, 256, -88, -183, 256, 454, 0)
+    assert mdl.set_aipp_csc_params(p, 1, *jpeg, 0, 0, 0, 0, 128, 128) == 0
+    assert mdl.set_input_aipp(mid, ds, 1, p) == ACL_ERROR_INVALID_PARAM  # no source size
+    assert mdl.set_aipp_src_image_size(p, 10, 8) == 0
+    assert mdl.set_input_aipp(mid, ds, 1, p) == ACL_ERROR_INVALID_PARAM  # 10x8 != 8x8
+    assert mdl.set_aipp_src_image_size(p, 8, 8) == 0
+    assert mdl.set_aipp_dtc_pixel_mean(p, 10, 20, 30, 0, 0) == 0
+    assert mdl.set_aipp_pixel_var_reci(p, 0.5, 0.5, 0.5, 1.0, 0) == 0
+    assert mdl.set_input_aipp(mid, ds, 0, p) == ACL_ERROR_INVALID_PARAM  # not the params input
+    assert mdl.set_input_aipp(mid, ds, 1, p) == ACL_SUCCESS
+    pic = np.random.default_rng(9).integers(0, 256, 96, dtype=np.uint8)
+    data = pic.tobytes()
+    assert ready.rt.memcpy(pic_dev, 1000, ready.util.bytes_to_ptr(data), 96,
+                           ACL_MEMCPY_HOST_TO_DEVICE) == ACL_SUCCESS
+    assert mdl.execute(mid, ds, out_ds) == ACL_SUCCESS
+    host = bytes(3 * 8 * 8 * 4)
+    assert ready.rt.memcpy(ready.util.bytes_to_ptr(host), len(host), out_dev, len(host),
+                           ACL_MEMCPY_DEVICE_TO_HOST) == ACL_SUCCESS
+    y = pic[:64].reshape(8, 8).astype(np.int64)
+    uv = pic[64:].reshape(4, 4, 2).astype(np.int64) - 128
+    u, v = (uv[..., k].repeat(2, 0).repeat(2, 1) for k in (0, 1))
+    rgb = np.clip(np.stack([(256 * y + 359 * v) >> 8, (256 * y - 88 * u - 183 * v) >> 8,
+                            (256 * y + 454 * u) >> 8]), 0, 255).astype(np.float32)
+    want = ((rgb - np.array([10, 20, 30], np.float32).reshape(3, 1, 1)) * 0.5).astype(
+        np.float16).astype(np.float32)
+    np.testing.assert_array_equal(np.frombuffer(host, np.float32).reshape(3, 8, 8), want)
+    assert mdl.set_aipp_by_input_index(mid, ds, 0, p) == ACL_SUCCESS
+    two = mdl.create_aipp(2)
+    assert mdl.set_input_aipp(mid, ds, 1, two) == ACL_ERROR_INVALID_PARAM  # batch 2 != 1
+    short, _ = _dev_dataset(ready, [1000, 100])
+    assert mdl.set_input_aipp(mid, short, 1, p) == ACL_ERROR_GE_DYNAMIC_INPUT_LENGTH_INVALID
