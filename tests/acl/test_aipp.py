@@ -437,3 +437,49 @@ def test_dynamic_aipp_model(ready: ModuleType, tmp_path: Path,
     assert mdl.set_input_aipp(mid, ds, 1, two) == ACL_ERROR_INVALID_PARAM  # batch 2 != 1
     short, _ = _dev_dataset(ready, [1000, 100])
     assert mdl.set_input_aipp(mid, short, 1, p) == ACL_ERROR_GE_DYNAMIC_INPUT_LENGTH_INVALID
+
+
+def test_aipp_is_a_costed_layer(session: Any, tmp_path: Path,
+                                capsys: pytest.CaptureFixture[str]) -> None:
+    """The AIPP runs as the model's first layer through the existing cost model: its row
+    counts 8 flops per output element and the picture plus the float output, and the
+    execution lasts longer than the same network without AIPP."""
+    from acl_lab.runtime.model import load_om
+    from acl_lab.runtime.models import execution_cost
+    rc, err, path = _convert(tmp_path, capsys, SAMPLE_CFG % (8, 8))
+    assert rc == 0, err
+    om = load_om(path)
+    assert om.cost()[0] == ("x_aipp", "InsertedAipp", 8 * 3 * 8 * 8, 96 + 3 * 8 * 8 * 4)
+    plain = tmp_path / "plain"
+    assert atc.main([f"--model={tmp_path / 'net.onnx'}", "--framework=5", f"--output={plain}",
+                     "--soc_version=Ascend310"]) == 0
+    base = load_om(str(plain) + ".om")
+    assert execution_cost(session, om).duration_ns > execution_cost(session, base).duration_ns
+
+
+def test_static_aipp_with_dynamic_batch(ready: ModuleType, tmp_path: Path,
+                                        capsys: pytest.CaptureFixture[str]) -> None:
+    """Static AIPP on a dynamic-batch input: the picture input keeps the -1 batch, its size
+    is the largest gear's pictures (2 x 96 bytes)."""
+    graph = helper.make_graph(
+        [helper.make_node("Flatten", ["x"], ["y"], name="flat")], "net",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [-1, 3, 8, 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [-1, 192])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.save(model, str(tmp_path / "dyn.onnx"))
+    (tmp_path / "aipp.cfg").write_text(SAMPLE_CFG % (8, 8))
+    out = tmp_path / "dyn_aipp"
+    assert atc.main([f"--model={tmp_path / 'dyn.onnx'}", "--framework=5", f"--output={out}",
+                     "--soc_version=Ascend310", "--input_shape=x:-1,3,8,8",
+                     "--dynamic_batch_size=1,2",
+                     f"--insert_op_conf={tmp_path / 'aipp.cfg'}"]) == 0, capsys.readouterr()
+    mid = ok(ready.mdl.load_from_file(str(out) + ".om"))
+    desc = ready.mdl.create_desc()
+    assert ready.mdl.get_desc(desc, mid) == ACL_SUCCESS
+    assert ready.mdl.get_input_size_by_index(desc, 0) == 2 * 96
+    assert ok(ready.mdl.get_input_dims(desc, 0))["dims"] == [-1, 8, 8, 3]
+    assert ok(ready.mdl.get_input_dims_v2(desc, 0))["dims"] == [-1, 12, 8, 1]
+    info = ok(ready.mdl.get_first_aipp_info(mid, 0))
+    assert info["shapeCount"] == 2
+    assert [d["srcDims"]["dims"][0] for d in info["outDims"]] == [1, 2]
