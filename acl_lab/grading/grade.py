@@ -15,8 +15,11 @@ read-only system and package, no solutions, no other submissions, no output fold
 The trust boundary. Each notebook runs in its own sandboxed child process
 (``acl_lab.grading.worker``) in a fresh temporary folder, with a wall-clock time limit (the
 whole sandbox is killed) and an address-space limit, so a loop, a crash or ``os._exit`` costs
-only that notebook. The child only *runs* the learner's code and writes the trace, the returned
-value and the integrity violations it saw. This process draws the seeds (``os.urandom``), loads
+only that notebook. The child only *runs* the learner's code and writes the returned value and
+the integrity violations it saw; its pyACL calls go through the pipe transport to an emulator
+server started beside the sandbox (``acl_lab.transport``, in a sandbox of its own), which owns
+the Session and writes the trace and the landed bytes into ``<workdir>/recorded``, where the
+learner's process cannot reach. This process draws the seeds (``os.urandom``), loads
 each trace with the strict ``Trace.load``, recomputes the findings, rebuilds the ``Run`` with
 its own seed and grades it with its own, untouched rubric. An exercise without a complete
 result file gets 0 points on every item, with the reason (time limit, memory limit, the process
@@ -62,6 +65,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from ..transport.client import FD_ENV as PIPE_FD_ENV
 from . import sandbox as _sandbox
 from . import worker as _worker
 from .notebook import notebook_exercises
@@ -416,15 +420,29 @@ def _run_child(job: _Job, runs: list[tuple[Exercise, int]], workdir: Path,
     spec = {"notebook": str(notebook), "out": str(out_dir), "memory_mb": opts.memory_mb,
             "exercises": [[ex.id, seed] for ex, seed in runs],
             "solutions": solutions}
+    record_dir = workdir / _worker.RECORDED_DIR
+    record_dir.mkdir()
+    env = _child_env(solutions)
+    # the emulator (Session, recorder) runs outside the worker's sandbox, beside it
+    emulator = _sandbox.start_emulator(str(record_dir), str(run_dir), [ex.id for ex, _ in runs],
+                                       opts.memory_mb, env, opts.sandbox,
+                                       [*solutions, *opts.hidden])
+    env[PIPE_FD_ENV] = str(emulator.client_fd)
     argv = [sys.executable, "-m", "acl_lab.grading.worker"]
     if opts.sandbox:
         # solutions, every learner's submission and the grader's output are empty inside;
         # only this run's folders are writable (see acl_lab.grading.sandbox)
         argv = _sandbox.command(argv, writable=[str(run_dir), str(out_dir)],
                                 hidden=[*solutions, *opts.hidden], cwd=str(run_dir))
-    proc = subprocess.Popen(
-        argv, cwd=run_dir, env=_child_env(solutions), stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        proc = subprocess.Popen(
+            argv, cwd=run_dir, env=env, stdin=subprocess.PIPE, pass_fds=(emulator.client_fd,),
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+    except OSError:
+        emulator.kill()
+        raise
+    finally:
+        emulator.release_client_fd()
     assert proc.stdin is not None and proc.stdout is not None
     tail = _Tail(proc.stdout)
     tail.start()
@@ -443,6 +461,7 @@ def _run_child(job: _Job, runs: list[tuple[Exercise, int]], workdir: Path,
         code = proc.wait(timeout=KILL_GRACE_S)
     except subprocess.TimeoutExpired:  # pragma: no cover - a process immune to SIGKILL
         code = None
+    emulator.wait(KILL_GRACE_S)  # it ends when the worker's end of the socket closes
     tail.join(2.0)
     proc.stdout.close()
     if opts.sandbox and code is not None and 128 < code < 128 + 65:
@@ -489,11 +508,14 @@ def _death_reason(code: int | None, killed: bool, output: str, opts: GradeOption
 
 
 def grade_exercise_folder(ex: Exercise, seed: int, folder: Path,
-                          cell_errors: Sequence[str] = ()) -> tuple[Report | None, str | None]:
+                          cell_errors: Sequence[str] = (),
+                          recorded: Path | None = None) -> tuple[Report | None, str | None]:
     """Grade what the worker left in ``folder`` for ``ex``, in this process.
 
     The trace is loaded with the strict ``Trace.load``, the findings are recomputed here and
-    the ``Run`` carries ``seed`` (this process's), never anything the child claims.
+    the ``Run`` carries ``seed`` (this process's), never anything the child claims. The trace
+    and the landed bytes are read from ``recorded`` (default: the emulator server's folder of
+    the same name, ``<workdir>/recorded/ex<i>``), never from what the worker wrote.
 
     Returns:
         ``(report, None)``, or ``(None, reason)`` when the folder holds no complete result
@@ -521,10 +543,12 @@ def grade_exercise_folder(ex: Exercise, seed: int, folder: Path,
                      f"{str(doc.get('error'))[:2000]}"
     if status != "ran":
         return None, "the grading process wrote an invalid result file"
+    if recorded is None:
+        recorded = folder.parent.parent / _worker.RECORDED_DIR / folder.name
     try:
-        trace = Trace.load(folder / _worker.TRACE_FILE)
+        trace = Trace.load(recorded / _worker.TRACE_FILE)
     except (OSError, ValueError) as e:
-        return None, f"the grading process wrote an invalid trace: {e}"
+        return None, f"the emulator process wrote no valid trace: {e}"
     try:
         findings = tuple(trace.findings())
     except Exception as e:  # a checks bug on an odd (but valid) trace
@@ -542,7 +566,7 @@ def grade_exercise_folder(ex: Exercise, seed: int, folder: Path,
         except (OSError, ValueError) as e:
             return None, f"the grading process wrote an invalid result: {e}"
     try:
-        landed = _worker.load_landed(folder)
+        landed = _worker.load_landed(recorded)
     except ValueError as e:
         return None, f"the grading process wrote an invalid record of the copies back: {e}"
     run = Run(exercise=ex.id, seed=seed, result=result, error=error, timed_out=timed_out,

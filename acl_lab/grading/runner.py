@@ -6,6 +6,9 @@ raised exception (``DeadlockError``, ``KeyboardInterrupt`` and ``SystemExit`` in
 ``Run.error`` text, and a function that runs past its time limit is stopped and reported as
 ``timed_out``. It does not judge anything; ``report.grade_run`` does.
 
+``run_exercise_remote`` is the same for ``acl-lab grade``'s worker, whose calls go through the
+pipe transport: the Session and its trace live in the emulator server, outside the sandbox.
+
 How the time limit works: the function runs in a daemon worker thread, which also creates the
 fresh Session, so the caller's thread counts as a background thread for the emulator's
 deadlock detection (a wait nobody can satisfy is reported at once, not after the watchdog).
@@ -17,6 +20,7 @@ C call (``time.sleep(10**6)``) only stops when that call returns; the run is rep
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 import threading
@@ -132,17 +136,69 @@ def run_exercise(ex: Exercise | str, fn: Callable[..., Any], *, seed: int | None
                landed=landed)
 
 
+@dataclass
+class RemoteRun:
+    """What ``run_exercise_remote`` reports: the trace is the emulator server's to write."""
+
+    result: Any
+    error: str | None
+    timed_out: bool
+
+
+def run_exercise_remote(ex: Exercise | str, fn: Callable[..., Any], pipe: Any, index: int, *,
+                        seed: int | None = None, time_limit: float | None = None) -> RemoteRun:
+    """``run_exercise`` through the pipe transport: the emulator server opens exercise
+    ``index``'s fresh Session at ``pipe.begin(index)`` and records and writes its trace at
+    ``pipe.end(index)``; this side runs ``fn`` with the same time limit and stop rules.
+
+    Raises:
+        Exception: whatever ``ex.make_args`` raised (a rubric bug, not the learner's).
+    """
+    exercise = get_exercise(ex) if isinstance(ex, str) else ex
+    seed = new_seed() if seed is None else int(seed)
+    limit = exercise.time_limit if time_limit is None else float(time_limit)
+    state = _Attempt()
+    args_ready = threading.Event()
+    worker = threading.Thread(target=_work, args=(exercise, fn, seed, state, args_ready,
+                                                  lambda: pipe.begin(index)),
+                              name="learner", daemon=True)
+    timed_out = False
+    try:
+        worker.start()
+        args_ready.wait()
+        if state.setup_error is not None:
+            worker.join()
+            raise state.setup_error
+        worker.join(limit)
+        if worker.is_alive():
+            timed_out = True
+            _stop(worker, state, lambda: pipe.end(index))
+    except BaseException:
+        if worker.is_alive():
+            _stop(worker, state, lambda: pipe.end(index))
+        raise
+    if not timed_out:
+        pipe.end(index)  # the server finishes the session (leaks recorded) and writes
+    if timed_out:
+        return RemoteRun(None, f"{TimeLimitExceeded.__name__}: the function did not finish "
+                               f"within {limit:g} s and was stopped", True)
+    return RemoteRun(state.result if state.returned else None, state.error, False)
+
+
 def _work(ex: Exercise, fn: Callable[..., Any], seed: int, state: _Attempt,
-          args_ready: threading.Event) -> None:
+          args_ready: threading.Event, begin: Callable[[], None] | None = None) -> None:
     """The worker thread: fresh Session, arguments, then the learner's function."""
     try:
         try:
-            session = Session(profile=ex.profile, device_count=ex.device_count,
-                              watchdog=WATCHDOG_S)
-            state.session = session
-            state.landed = LandedLog()
-            session.hooks.subscribe(state.landed)
-            set_current_session(session)
+            if begin is None:
+                session = Session(profile=ex.profile, device_count=ex.device_count,
+                                  watchdog=WATCHDOG_S)
+                state.session = session
+                state.landed = LandedLog()
+                session.hooks.subscribe(state.landed)
+                set_current_session(session)
+            else:
+                begin()  # the emulator server opens the exercise's session
             import acl_lab
 
             acl_lab.install()
@@ -177,10 +233,15 @@ def _async_raise(thread: threading.Thread, exc: type[BaseException]) -> None:
         ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(ident), None)
 
 
-def _stop(worker: threading.Thread, state: _Attempt) -> None:
-    """Close the session and interrupt the learner's function until the worker exits."""
+def _stop(worker: threading.Thread, state: _Attempt,
+          close: Callable[[], None] | None = None) -> None:
+    """Close the session and interrupt the learner's function until the worker exits
+    (``close``: how to close a session that lives in the emulator server)."""
     if state.session is not None:
         state.session.close()
+    if close is not None:
+        with contextlib.suppress(Exception):
+            close()
     deadline = time.monotonic() + STOP_GRACE_S
     while worker.is_alive() and time.monotonic() < deadline:
         if state.in_fn:

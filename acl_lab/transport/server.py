@@ -60,6 +60,10 @@ EXCEPTIONS = {"TypeError": TypeError, "ValueError": ValueError, "RuntimeError": 
               "NotImplementedError": NotImplementedError, "DeadlockError": DeadlockError,
               "KeyboardInterrupt": KeyboardInterrupt, "MemoryError": MemoryError,
               "IndexError": IndexError, "KeyError": KeyError, "OverflowError": OverflowError}
+#: The host-work pseudo-calls of ``acl_lab.hostwork``.
+HOST_WORK, HOST_PREPROCESS = "acl_lab.host_work", "acl_lab.host_preprocess"
+#: Calls whose first argument is a thread id (the client sends its thread's key).
+THREAD_CALLS = ("acl.rt.subscribe_report", "acl.rt.unsubscribe_report")
 #: Calls whose ``O`` argument is a host array the client describes (``host_array``).
 ARRAY_CALLS = ("acl.util.numpy_to_ptr", "acl.util.numpy_contiguous_to_ptr",
                "acl.util.bytes_to_ptr")
@@ -102,6 +106,7 @@ class Server:
         self._mail_lock = threading.Lock()
         self._tls = threading.local()
         self._next_key = -1
+        self._threads: dict[int, threading.Thread] = {}
         self.pages = hostmem.Pages()
         self._arrays: dict[int, Any] = {}  # shadow arrays the client still holds
         self._landed: list[list[Any]] = []
@@ -218,7 +223,7 @@ class Server:
                 or type(msg[1]) is not int:
             raise ValueError("a message is a list [kind, thread key, ...]")
         kind, key = msg[0], msg[1]
-        if kind not in ("call", "done", "begin", "end"):
+        if kind not in ("call", "done", "begin", "end", "join"):
             raise ValueError(f"unknown message kind {kind!r}")
         if kind == "done" and key not in self._mail:
             raise ValueError(f"no thread {key} is waiting for a callback")
@@ -235,6 +240,7 @@ class Server:
                 tname = name if type(name) is str and name else f"client-{key}"
                 t = threading.Thread(target=self._host, args=(key, box), daemon=True,
                                      name=tname[:100])
+                self._threads[key] = t
                 t.start()
             return box
 
@@ -273,6 +279,14 @@ class Server:
         if kind == "done":
             self._reply(key, None, ("RuntimeError", "no callback is running in this thread"))
             return
+        if kind == "join":
+            other = self._threads.get(msg[2]) if len(msg) == 3 and type(msg[2]) is int \
+                else None
+            s = self.session
+            if other is not None and s is not None:
+                s.note_join(other)
+            self._reply(key, None, None)
+            return
         self._call(key, msg)
 
     def _reply(self, key: int, value: Any, error: tuple[str, str] | None) -> None:
@@ -288,6 +302,10 @@ class Server:
             self._reply(key, None, ("RuntimeError", "a call message has 9 fields"))
             return
         _, _, _, name, args, file, line, sync, drop = msg
+        if name in (HOST_WORK, HOST_PREPROCESS) and type(args) is list \
+                and type(file) is str and type(line) is int:
+            self._host_call(key, name, args, file, line)
+            return
         bound = self.bound.get(name) if type(name) is str else None
         if bound is None or type(args) is not list or type(file) is not str \
                 or type(line) is not int or type(sync) is not list or type(drop) is not list:
@@ -310,6 +328,27 @@ class Server:
             self._reply(key, None, (etype, str(e)))
             return
         self._reply(key, self._result(name, value), None)
+
+    def _host_call(self, key: int, name: str, args: list[Any], file: str, line: int) -> None:
+        """The host-work pseudo-calls: declared work (``host_work``) as the in-process
+        ``hostwork.host_work`` records it, and ``host_preprocess`` computed here from the
+        picture itself (its cost from its own pixels, as ``hostwork.preprocess_image``)."""
+        s = self.current()
+        try:
+            if name == HOST_WORK:
+                if len(args) != 2 or type(args[0]) is not int or args[0] < 0 \
+                        or type(args[1]) is not str:
+                    raise ValueError("host_work takes (ns >= 0, what)")
+                ns, record, value = args[0], (args[0], args[1]), None
+            else:
+                ns, record, value = _preprocess(args)
+        except ValueError as e:
+            self._reply(key, None, ("ValueError", str(e)))
+            return
+        with s.lock:
+            th, cid, _ = s.api_enter(name, ns, record, 0, file, line)
+            s.api_exit(th, cid, 0)
+        self._reply(key, value, None)
 
     def _sync(self, sync: list[Any], drop: list[Any]) -> None:
         for a in drop:
@@ -347,6 +386,13 @@ class Server:
     def _arg(self, name: str, i: int, a: Any) -> Any:
         if isinstance(a, Ref):
             return Proxy(self, a.id)
+        if name in THREAD_CALLS and i == 0 and type(a) is dict:
+            key, tname = a.get("thread"), a.get("name")
+            if type(key) is not int or key <= 0:
+                raise ValueError("bad thread argument")
+            self._box(key, tname)  # the paired host thread, started now if need be
+            ident = self._threads[key].ident
+            return ident if ident is not None else 0
         if name in ARRAY_CALLS and i == 0 and type(a) is dict:
             return self._shadow_array(a)
         return a
@@ -409,6 +455,39 @@ class Server:
                 self.errors.append(traceback.format_exc())
 
 
+def _preprocess(args: list[Any]) -> tuple[int, tuple[Any, ...], bytes]:
+    """``(ns, recorded args, input bytes)`` of ``preprocess_image(jpeg, size, mean, std)``
+    with ``fresh`` as given: the decoding and cost of ``acl_lab.hostwork`` (Pillow, bilinear
+    resize, per-channel normalisation, CHW), computed in this process."""
+    import io
+    import zlib
+
+    from PIL import Image
+
+    from ..hostwork import preprocess_ns_of
+
+    if len(args) != 5 or type(args[0]) is not bytes or type(args[1]) is not int \
+            or not 0 < args[1] <= 4096 or type(args[2]) is not list \
+            or type(args[3]) is not list or type(args[4]) is not bool:
+        raise ValueError("preprocess_image takes (jpeg bytes, size, mean, std, fresh)")
+    jpeg, size, mean, std, fresh = args
+    if not all(type(x) is float for x in mean + std) or len(mean) not in (1, 3) \
+            or len(std) not in (1, 3):
+        raise ValueError("preprocess_image: mean and std are 1 or 3 numbers")
+    try:
+        with Image.open(io.BytesIO(jpeg)) as im:
+            width, height = im.size
+            small = np.asarray(im.convert("RGB").resize(
+                (size, size), Image.Resampling.BILINEAR), dtype=np.uint8)
+    except (OSError, Image.DecompressionBombError) as e:
+        raise ValueError(f"preprocess_image: not a decodable picture: {e}") from None
+    x = (small.astype(np.float32) - np.asarray(mean, dtype=np.float32)) \
+        / np.asarray(std, dtype=np.float32)
+    data = np.ascontiguousarray(x.transpose(2, 0, 1)[None], dtype=np.float32).tobytes()
+    ns = preprocess_ns_of(width, height, size, fresh)
+    return ns, (width, height, size, zlib.crc32(jpeg), ns, int(fresh)), data
+
+
 def _shadow_bytes_to_ptr(s: Session, th: Any, cid: int, data: Any) -> int:
     """bytes_to_ptr of the client's bytes, given here as the array over their shadow:
     registered like ``acl.util.bytes_to_ptr`` registers a bytes object (acl/util.py)."""
@@ -460,20 +539,25 @@ class ServerProcess:
         exercises: the job's exercise ids (``begin i`` opens exercise ``i``).
         memory_mb: the address-space limit the server sets on itself.
         env: the environment (default: this process's).
+        wrap: turns the server's command line into the one to run (grading: its sandbox).
+        cwd: the server's working directory.
 
     ``client_fd`` is the client's end (inheritable: pass it with ``pass_fds``); call
     ``release_client_fd()`` once the client process has it.
     """
 
     def __init__(self, out: str | os.PathLike[str], exercises: list[str] | tuple[str, ...] = (),
-                 memory_mb: int | None = None, env: dict[str, str] | None = None) -> None:
+                 memory_mb: int | None = None, env: dict[str, str] | None = None,
+                 wrap: Callable[[list[str]], list[str]] | None = None,
+                 cwd: str | None = None) -> None:
         import subprocess
 
         mine, theirs = socket.socketpair()
         child_env = dict(os.environ if env is None else env)
         child_env[FD_ENV] = str(theirs.fileno())
+        argv = [sys.executable, "-m", "acl_lab.transport.server"]
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "acl_lab.transport.server"], stdin=subprocess.PIPE,
+            wrap(argv) if wrap is not None else argv, stdin=subprocess.PIPE, cwd=cwd,
             pass_fds=(theirs.fileno(),), env=child_env, start_new_session=True)
         theirs.close()
         job = {"out": os.fspath(out), "exercises": list(exercises), "memory_mb": memory_mb}
