@@ -1037,3 +1037,6 @@ def set_input(s: Any, th: Any, cid: int, mid: int, ds_handle: int, index: int,
     t.payload = payload
     s._add_access(t, r, b.addr - r.addr, len(payload), True)
     s.run_sync_task(th, t)
+    a = next(x for x in om.meta["aipp"] if x.get("aipp_mode") == "dynamic")
+    fmt = FORMAT_NAMES[p.input_format]
+    ds.aipp_reads[int(a["related_input_rank"])] = p.batch * picture_bytes(fmt, *p.src_size)

@@ -151,6 +151,9 @@ class Dataset:
         self.handle = 0
         self.buffers: list[int] = []
         self.gear: tuple[int, ...] | None = None
+        #: input index -> bytes the model reads there, set by acl.mdl.set_input_aipp for a
+        #: dynamic-AIPP picture input (its pictures, not all of max_src_image_size)
+        self.aipp_reads: dict[int, int] = {}
         self.alive = True
 
 
@@ -675,7 +678,8 @@ def execute(s: Session, th: HostThread, cid: int, mid: int, in_ds: int, out_ds: 
                    f"inference problems); acl.mdl.get_input_size_by_index gives {limits[i]}"
                    f"{largest}")
         r = _io_region(s, b.addr, f"input {i}")
-        s._add_access(t, r, b.addr - r.addr, min(need, b.size), False)
+        read = min(need, b.size, ins.aipp_reads.get(i, need))
+        s._add_access(t, r, b.addr - r.addr, read, False)
     for i, spec in enumerate(out_specs):
         b = s.data_buffer(outs.buffers[i])
         need = spec.nbytes
