@@ -382,9 +382,10 @@ def _hold(results: tuple[ItemResult, ...]) -> tuple[ItemResult, ...]:
         need = r.item.counts_with
         if r.passed and need and not passed.intersection(need):
             names = " or ".join(f"'{k}'" for k in need)
-            reason = (f"{r.reason.rstrip('.')}. Its {r.item.points} points count once {names} "
-                      "passes: the program you started from already does this, the points "
-                      "are for the lesson")
+            its = "Its point counts" if r.item.points == 1 else \
+                f"Its {r.item.points} points count"
+            reason = (f"{r.reason.rstrip('.')}. {its} once {names} passes: the program you "
+                      "started from already does this, the points are for the lesson")
             r = ItemResult(r.item, True, reason, 0, r.gate_view, held=True)
         out.append(r)
     return tuple(out)

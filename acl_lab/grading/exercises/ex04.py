@@ -478,7 +478,8 @@ register(Exercise(
     ),
     hidden=(Hidden(
         "other_sizes", f"{HIDDEN_THREAD_IMAGES[0]} to {HIDDEN_THREAD_IMAGES[1] - 1} images over "
-        f"{', '.join(map(str, HIDDEN_WORKERS))} workers instead of {N_THREAD_IMAGES} over "
+        f"{', '.join(map(str, HIDDEN_WORKERS[:-1]))} or {HIDDEN_WORKERS[-1]} workers instead "
+        f"of {N_THREAD_IMAGES} over "
         f"{N_WORKERS}, from a seed drawn by the grader", _hidden_args_043, (
             Item("sizes_workers_ok", "with another number of images and workers, every ACL "
                  "call of the worker threads returns 0", 1, _workers_ok,

@@ -321,13 +321,14 @@ def check_overlap(run: Run) -> Verdict:
     if not right:
         return False, "the outputs are wrong, so the overlap does not count (see the first item)"
     ov = overlap_summary(run.trace)
-    streams = {int(s) for s in run.trace.tasks["stream"]}
+    streams = {int(s) for s in run.trace.tasks["stream"][_tasks_of(run.trace, _KERNEL)]}
     if ov.overlap_ns <= 0:
-        return False, (f"no copy ran while an Add computed: the device did one thing at a "
-                       f"time on {len(streams)} stream(s), busy {ov.utilisation:.0%} of the "
-                       "time")
+        return False, (f"no copy ran while an Add computed: the Adds ran on {len(streams)} "
+                       f"stream(s) and the device did one thing at a time, busy "
+                       f"{ov.utilisation:.0%} of the time")
     return True, (f"copies ran under compute for {ov.overlap_ns / 1e3:.1f} µs "
-                  f"({ov.copy_hidden:.0%} of the copy time hidden) on {len(streams)} streams")
+                  f"({ov.copy_hidden:.0%} of the copy time hidden); the Adds ran on "
+                  f"{len(streams)} stream(s)")
 
 
 def check_throughput(run: Run) -> Verdict:
@@ -385,9 +386,8 @@ EXERCISE_2 = register(Exercise(
              "stream.", "overlap_figure"),
     ),
     hidden=(Hidden(
-        "other_sizes", f"{', '.join(map(str, HIDDEN_BATCHES))} batches of "
-        f"{' or '.join(map(str, HIDDEN_ROWS))} rows instead of 8 to 12 of 64 to 128, from a "
-        "seed drawn by the grader", _hidden_args_2, (
+        "other_sizes", "3 to 6 or 13 to 16 batches of 32 or 160 rows instead of 8 to 12 of "
+        "64 to 128, from a seed drawn by the grader", _hidden_args_2, (
             Item("sizes_overlap", "with another number and size of batches, copies still run "
                  "while an Add computes", 1, check_overlap,
                  "Does your pipeline assume how many batches there are, or their size?",
