@@ -490,3 +490,30 @@ def test_static_aipp_with_dynamic_batch(ready: ModuleType, tmp_path: Path,
     info = ok(ready.mdl.get_first_aipp_info(mid, 0))
     assert info["shapeCount"] == 2
     assert [d["srcDims"]["dims"][0] for d in info["outDims"]] == [1, 2]
+
+
+def test_xrgb_to_yuv_and_gray(ready: ModuleType, tmp_path: Path,
+                              capsys: pytest.CaptureFixture[str]) -> None:
+    """XRGB8888_U8 (the pad byte first) with csc_switch and no matrix: GE's default RGB ->
+    YUV matrix, (M x RGB) >> 8 + output_bias 16/128/128; YUV400_U8 into a 1-channel network
+    is the gray plane minus the mean."""
+    cfg = ("aipp_op { aipp_mode : static input_format : XRGB8888_U8 csc_switch : true "
+           "src_image_size_w : 4 src_image_size_h : 2 }")
+    rc, err, om = _convert(tmp_path, capsys, cfg, h=2, w=4)
+    assert rc == 0, err
+    pic = np.random.default_rng(4).integers(0, 256, (2, 4, 4), dtype=np.uint8)
+    got, _, desc = _run(ready, om, pic.tobytes())
+    assert ready.mdl.get_input_size_by_index(desc, 0) == 2 * 4 * 4
+    rgb = pic[..., 1:].transpose(2, 0, 1).astype(np.int64)
+    m = np.array([[66, 129, 25], [-38, -74, 112], [112, -94, -18]])
+    yuv = np.clip((np.einsum("ij,jhw->ihw", m, rgb) >> 8) + np.array([16, 128, 128]).reshape(
+        3, 1, 1), 0, 255)
+    np.testing.assert_array_equal(got.reshape(3, 2, 4), yuv.astype(np.float32))
+    gray_dir = tmp_path / "gray"
+    gray_dir.mkdir()
+    rc, err, om = _convert(gray_dir, capsys, "aipp_op { aipp_mode : static input_format : "
+                           "YUV400_U8 mean_chn_0 : 100 }", c=1, h=3, w=5)
+    assert rc == 0, err
+    plane = np.random.default_rng(6).integers(0, 256, (3, 5), dtype=np.uint8)
+    got, _, _ = _run(ready, om, plane.tobytes())
+    np.testing.assert_array_equal(got.reshape(3, 5), plane.astype(np.float32) - 100)
