@@ -127,3 +127,22 @@ def test_honest_submission_passes_the_hidden_run(graded: GradeRun) -> None:
     assert graded.points("honest", "04.3") == (get_exercise("04.3").graded_points,) * 2
     page = graded.html("honest")
     assert 'data-item="hidden: sizes_correct" data-status="pass"' in page
+
+
+def test_an_exercise_that_did_not_run_fails_its_hidden_items_too() -> None:
+    from acl_lab.grading import grade
+
+    ex = get_exercise("04.3")
+    why = "the notebook defines no function named 'classify_in_threads'"
+    eo = grade.ExerciseOutcome(ex, "04_buffer_pitfalls.ipynb", failure=why)
+    rows = eo.rows("ada")
+    assert [r.item for r in rows] == [i.id for i in ex.items] + [
+        "hidden: sizes_workers_ok", "hidden: sizes_correct"]
+    assert all(not r.passed and r.points == 0 for r in rows)
+    assert rows[-1].reason == f"hidden ({ex.hidden[0].description}): {why}"
+    assert sum(r.max_points for r in rows) == eo.total == ex.graded_points
+    assert eo.score == 0
+    page = grade.feedback_html(grade.LearnerOutcome("ada", exercises=[eo]),
+                               include_figures=False)
+    assert 'data-item="hidden: sizes_workers_ok" data-status="fail"' in page
+    assert f"0/{ex.graded_points} points" in page
