@@ -812,8 +812,8 @@ row("acl.mdl.get_output_index_by_name", (MDESC, "output"), _MDESC_BAD,
     at(1, "nope", NONZERO, "no output has that name"))
 row("acl.mdl.get_dynamic_batch", (MDESC,), valued(_MDESC_BAD, {}))
 row("acl.mdl.get_dynamic_hw", (MDESC, 0), valued(_MDESC_BAD, {}))
-# acl_lab's models have no image-size gears: the best call gives 145013 (the docstring says
-# so); the bad calls fail earlier, with their own codes
+# MODEL (lenet) is static, it has no image-size gears: the best call gives 145013 (GE
+# SetDynamicImageSize); the bad calls fail earlier, with their own codes
 row("acl.mdl.set_dynamic_hw_size", (MODEL, IN_DS, 0, 224, 224),
     at(1, 0, E_PARAM, "null dataset"),
     at(1, DEAD_DS, E_PARAM, "destroyed dataset"),
