@@ -455,10 +455,13 @@ def create_aipp(s: S, th: Any, cid: int, batch_size: int) -> int:
     """A dynamic AIPP parameter set for ``batch_size`` batches (0 for batch 0, as the C call
     returns NULL); every batch starts with var_reci 1.0 and everything else 0.
 
-    Differs from real ACL: no difference known.
+    Differs from real ACL: more than 65536 batches give 0 (real ACL tries to allocate them).
     """
     if batch_size == 0:
         raise AclError(100000, "the batchSize can't be zero")
+    if batch_size > A.MAX_AIPP_BATCH:
+        raise AclError(100000, f"batchSize {batch_size} is more than acl_lab's limit of "
+                               f"{A.MAX_AIPP_BATCH} (real ACL runs out of memory: NULL)")
     return _new_object(s, A.DynamicAipp(batch_size), OBJ_MDL_AIPP, cid, "mdl aipp")
 
 

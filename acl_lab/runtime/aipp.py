@@ -576,6 +576,13 @@ def insert_static(model: Any, configs: list[AippConfig]) -> Any:
     if len(dynamic) > 1:
         raise AippConfigError("acl_lab emulates one dynamic AIPP input per model")
     for cfg in configs:
+        name = cfg["related_input_name"]
+        if name:  # GE ConvertRelatedInputNameToRank
+            names = [d.name for d in model.inputs]
+            if name not in names:
+                raise AippConfigError(f"related_input_name {name} convert rank failed: the "
+                                      f"model inputs are {names}")
+            cfg.values["related_input_rank"] = names.index(name)
         if not 0 <= cfg.rank < len(model.inputs):
             raise AippConfigError(f"related_input_rank {cfg.rank} names no model input (the "
                                   f"model has {len(model.inputs)})")
@@ -739,11 +746,20 @@ class DynamicAipp:
         return data_size(self.batch)
 
 
+#: the largest batch count create_aipp accepts: real ACL sizes a vector by it and gets
+#: NULL (bad_alloc) for absurd counts; the emulator stops well before memory runs out
+MAX_AIPP_BATCH = 1 << 16
+
+
 def data_size(batch: int) -> int:
-    """aclmdlGetAippDataSize: 64 + 96 x batch (100000 for batch 0)."""
+    """aclmdlGetAippDataSize: 64 + 96 x batch (100000 for batch 0, or when the size does
+    not fit in size_t: ACL_CHECK_ASSIGN_SIZET_MULTI)."""
     if batch <= 0:
         raise AclError(INVALID_PARAM, "batch size must be positive")
-    return DYNAMIC_HEAD_BYTES + DYNAMIC_BATCH_BYTES * batch
+    size = DYNAMIC_HEAD_BYTES + DYNAMIC_BATCH_BYTES * batch
+    if size >= 1 << 64:
+        raise AclError(INVALID_PARAM, f"the AIPP data size of batch {batch} overflows size_t")
+    return size
 
 
 def _range(name: str, value: float, lo: float, hi: float) -> None:

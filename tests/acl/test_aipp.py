@@ -188,6 +188,8 @@ def test_config_defaults() -> None:
     ("aipp_op { aipp_mode : static input_format : RGB888_U8 mean_chn_0 : 300 }",
      "mean_chn_0 must be in [0, 255]"),
     ("aipp_op { aipp_mode : static input_format : RGB888_U8 }\n}", "without an open"),
+    ("aipp_op { aipp_mode : static related_input_name : img input_format : RGB888_U8 }",
+     "related_input_name img convert rank failed"),
 ])
 def test_atc_refuses_bad_configurations(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                         cfg: str, needle: str) -> None:
@@ -316,6 +318,8 @@ def test_dynamic_aipp_parameter_checks(ready: ModuleType) -> None:
     of range, a switch other than 0/1 or a batch index not below the batch count."""
     mdl = ready.mdl
     assert mdl.create_aipp(0) == 0
+    assert mdl.create_aipp(1 << 40) == 0  # real ACL cannot allocate it either: NULL
+    assert mdl.get_aipp_data_size(1 << 62)[-1] == ACL_ERROR_INVALID_PARAM  # size_t overflow
     p = mdl.create_aipp(2)
     assert p != 0
     assert mdl.get_aipp_data_size(1) == (160, 0) and mdl.get_aipp_data_size(2) == (256, 0)
@@ -444,6 +448,16 @@ def test_dynamic_aipp_model(ready: ModuleType, session: Any, tmp_path: Path,
         "    assert mdl.execute(mid, ds, out_ds) == ACL_SUCCESS  # second execute") + 1
     assert reads and all(f.line != second for f in reads)
     assert sum("2 device allocations" in f.message for f in reads) == 1
+
+
+def test_related_input_name_picks_the_input(ready: ModuleType, tmp_path: Path,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    """related_input_name names the input to convert (GE ConvertRelatedInputNameToRank)."""
+    rc, err, om = _convert(tmp_path, capsys, (SAMPLE_CFG % (8, 8)).replace(
+        "related_input_rank : 0", "related_input_name : x"))
+    assert rc == 0, err
+    mid = ok(ready.mdl.load_from_file(str(om)))
+    assert ready.mdl.get_aipp_type(mid, 0) == (ACL_DATA_WITH_STATIC_AIPP, 0xFFFFFFFF, 0)
 
 
 def test_aipp_is_a_costed_layer(session: Any, tmp_path: Path,
