@@ -484,6 +484,16 @@ def convert(x: np.ndarray, a: dict[str, Any], out_dtype: str = "float32") -> np.
 
 
 def _infer(specs: list[TensorSpec], attrs: dict[str, Any]) -> list[TensorSpec]:
+    try:
+        return _infer_checked(specs, attrs)
+    except OpError:
+        raise
+    except (KeyError, TypeError, ValueError, IndexError) as e:
+        raise OpError(f"{OP_TYPE}: malformed attributes ({type(e).__name__}: {e})",
+                      100000) from None
+
+
+def _infer_checked(specs: list[TensorSpec], attrs: dict[str, Any]) -> list[TensorSpec]:
     if attrs.get("dynamic"):
         if len(specs) != 2 or any(x.dtype != "uint8" for x in specs):
             raise OpError(f"{OP_TYPE}: dynamic AIPP takes the uint8 pictures and the uint8 "
@@ -513,6 +523,16 @@ def _infer(specs: list[TensorSpec], attrs: dict[str, Any]) -> list[TensorSpec]:
 
 
 def _compute(arrays: list[np.ndarray], attrs: dict[str, Any]) -> list[np.ndarray]:
+    try:
+        return _compute_checked(arrays, attrs)
+    except (OpError, AclError):
+        raise
+    except (KeyError, TypeError, ValueError, IndexError) as e:
+        raise OpError(f"{OP_TYPE}: malformed attributes ({type(e).__name__}: {e})",
+                      100000) from None
+
+
+def _compute_checked(arrays: list[np.ndarray], attrs: dict[str, Any]) -> list[np.ndarray]:
     specs = [TensorSpec(a.dtype.name, tuple(a.shape)) for a in arrays]
     (spec,) = _infer(specs, attrs)
     if not attrs.get("dynamic"):
