@@ -727,7 +727,7 @@ def run_program(make: Callable[[Any], _Program], jpegs: Sequence[bytes],
                 continue
             if t.kind == TaskKind.MODEL:
                 lm = s.models[int(t.label.split()[-1])]
-                cost = lm.costs.get(0) or execution_cost(s, lm.om)
+                cost = lm.costs.get(()) or execution_cost(s, lm.om)  # () = static gear
                 aicore += cost.core_ns
             else:
                 aicore += t.units * (t.end - t.start)

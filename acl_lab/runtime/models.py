@@ -108,8 +108,9 @@ class ExecutionCost:
     nbytes: int
 
 
-def execution_cost(s: Session, om: OmModel, batch: Gear = None) -> ExecutionCost:
-    """The virtual cost of executing ``om`` once at the gear ``batch`` on ``s``'s profile.
+def execution_cost(s: Session, om: OmModel, gear: Gear = None) -> ExecutionCost:
+    """The virtual cost of executing ``om`` once at ``gear`` (the largest when None) on
+    ``s``'s profile.
 
     Every layer runs at the rate of its own first input's dtype on ``occupancy`` cores.
 
@@ -117,10 +118,10 @@ def execution_cost(s: Session, om: OmModel, batch: Gear = None) -> ExecutionCost
     cores as it goes; the emulator books the average occupancy for the whole execution, so
     two executions overlap when their averages fit the chip together.
     """
-    specs = om.tensor_specs(batch)
+    specs = om.tensor_specs(gear)
     p = s.profile
     duration = core = nbytes = 0
-    for node, (_, _, flops, nb) in zip(om.nodes, om.cost(batch), strict=True):
+    for node, (_, _, flops, nb) in zip(om.nodes, om.cost(gear), strict=True):
         cores = occupancy(p, [specs[t] for t in node.outputs])
         dtype = specs[node.inputs[0]].dtype if node.inputs else "float32"
         ns = kernel_ns(s, flops, nb, dtype, cores)
