@@ -14,7 +14,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from ..sites import format_site
-from .style import PlotStyle
+from .style import NEUTRAL_FILL, PlotStyle
 from .timeline import _fmt_arg, _fmt_dur
 
 #: Columns of the table, left to right.
@@ -76,17 +76,18 @@ def call_table(trace: Any, *, only_errors: bool = False, name: str | None = None
         cols["file:line"].append(format_site(file, line, short=True))
         cols["start"].append(_fmt_dur(start))
         cols["duration"].append(_fmt_dur(end - start) if end >= start else "(unfinished)")
-        fills.append(st.error_row_color if ret else "white")
+        fills.append(st.error_row_color if ret else NEUTRAL_FILL)  # a tint: either theme
     shown = len(ids)
     title = f"API calls: {total}" + (f" (first {shown} shown)" if shown < total else "")
     if only_errors:
         title += ", failed calls only"
-    fig = go.Figure(go.Table(
+    fig = go.Figure(layout={"template": st.layout_template()})
+    fig.add_trace(go.Table(
         columnwidth=[40, 70, 200, 260, 150, 170, 80, 80],
         header={"values": list(COLUMNS), "align": "left", "font": {"size": 12}},
         cells={"values": [cols[c] for c in COLUMNS], "align": "left", "font": {"size": 11},
                "fill": {"color": [fills] * len(COLUMNS)}},
     ))
-    fig.update_layout(title=title, template=st.template, height=min(900, 140 + 24 * shown),
+    fig.update_layout(title=title, height=min(900, 140 + 24 * shown),
                       margin={"l": 10, "r": 10, "t": 40, "b": 10})
     return fig

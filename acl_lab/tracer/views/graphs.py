@@ -22,7 +22,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from ..schema import TASK_KINDS
-from .style import ERROR, PALETTE, PlotStyle
+from .style import ERROR, NEUTRAL_LINE, PALETTE, PlotStyle
 from .timeline import stream_names
 
 _K = {name: i for i, name in enumerate(TASK_KINDS)}
@@ -111,11 +111,10 @@ def wait_graph(finding: Any, trace: Any, *, style: PlotStyle | None = None) -> g
     if not red and g.edges:
         red.add((g.edges[-1][0], g.edges[-1][1]))
     style = style if style is not None else PlotStyle()
-    fig = _draw_graph(g, red, chain, style.severity_color("error"))
+    fig = _draw_graph(g, red, chain, style.severity_color("error"), style)
     kind = "a cycle" if _cycle_edges(g) else "a wait that can never be satisfied"
     fig.update_layout(
         title=f"Deadlock at {finding.file}:{finding.line}: {kind} (red)",
-        template=style.template,
         meta={"nodes": list(g.nodes), "edges": [[a, b] for a, b, _ in g.edges],
               "highlighted": sorted([a, b] for a, b in red)})
     return fig
@@ -270,7 +269,7 @@ def _cycle_edges(g: _Graph) -> set[tuple[str, str]]:
 
 
 def _draw_graph(g: _Graph, red: set[tuple[str, str]], chain: list[str],
-                hot_colour: str) -> go.Figure:
+                hot_colour: str, style: PlotStyle) -> go.Figure:
     """Columns of nodes by kind, arrows as annotations, hover on nodes and edge midpoints."""
     cols: dict[int, list[str]] = defaultdict(list)
     for key, (kind, _, _) in g.nodes.items():
@@ -279,7 +278,7 @@ def _draw_graph(g: _Graph, red: set[tuple[str, str]], chain: list[str],
     for c, keys in cols.items():
         for i, key in enumerate(keys):
             pos[key] = (float(c), (len(keys) - 1) / 2 - i)
-    fig = go.Figure()
+    fig = go.Figure(layout={"template": style.layout_template()})
     pairs = {(a, b) for a, b, _ in g.edges}
     mids: dict[bool, tuple[list[float], list[float], list[str]]] = {
         False: ([], [], []), True: ([], [], [])}
@@ -342,7 +341,7 @@ def _draw_graph(g: _Graph, red: set[tuple[str, str]], chain: list[str],
     fig.update_xaxes(visible=False, range=[-0.5, 3.6])
     fig.update_yaxes(visible=False, scaleanchor=None)
     fig.update_layout(height=460 + 16 * rows, margin={"b": 60 + 18 * rows},
-                      plot_bgcolor="white", hovermode="closest")
+                      hovermode="closest")
     return fig
 
 
@@ -383,7 +382,7 @@ def race_view(finding: Any, trace: Any, pad: float = 0.5, *,
     style = style if style is not None else PlotStyle()
     unit, scale = style.unit_for(ext)
     hot = style.severity_color("error")
-    fig = go.Figure()
+    fig = go.Figure(layout={"template": style.layout_template()})
     # context: other tasks on the two lanes within the window
     ctx = [k for k in range(t.rows) if k not in (first, second) and start[k] >= 0
            and end[k] >= w0 and start[k] <= w1 and _lane(trace, k, lane_names) in lanes]
@@ -413,7 +412,7 @@ def race_view(finding: Any, trace: Any, pad: float = 0.5, *,
                                       f"2: {names[1].split(': ', 1)[-1]}"],
         textposition="top center",
         marker={"size": 14, "color": [tint[first], tint[second]], "symbol": "x",
-                "line": {"color": "black", "width": 1}},
+                "line": {"color": NEUTRAL_LINE, "width": 1}},
         hovertext=[_task_hover(trace, k, lane_names, acc.get(k, "")) for k in (first, second)],
         hoverinfo="text", customdata=[first, second], meta={"role": "accesses"}))
     x0, x1 = end[first] / scale, start[second] / scale
@@ -439,7 +438,7 @@ def race_view(finding: Any, trace: Any, pad: float = 0.5, *,
                        yref="paper", x=0, y=-0.22, showarrow=False, align="left",
                        xanchor="left", yanchor="top", font={"size": 11})
     fig.update_layout(
-        title=f"{head} — {finding.file}:{finding.line}", template=style.template,
+        title=f"{head} — {finding.file}:{finding.line}",
         barmode="overlay",
         xaxis={"title": f"time ({unit})", "range": [w0 / scale, w1 / scale]},
         yaxis={"type": "category", "categoryorder": "array",

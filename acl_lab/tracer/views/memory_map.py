@@ -32,11 +32,11 @@ from ..analysis import (
     trace_end_ns,
 )
 from ..schema import ALLOC_KINDS, POOLS
-from .style import PlotStyle
+from .style import NEUTRAL_LINE, NEUTRAL_TEXT, PlotStyle
 
 #: Usage-curve colours per pool (and the device total).
 POOL_COLOURS = {"normal": "#4c78a8", "huge": "#f58518", "huge1g": "#b279a2", "dvpp": "#e377c2",
-                "host": "#9d755d", "device": "#222222"}
+                "host": "#9d755d", "device": NEUTRAL_TEXT}  # the total: grey on either theme
 #: Address buckets and time buckets of the heatmap used beyond ``max_rects``.
 HEAT_ADDR_BUCKETS = 200
 HEAT_TIME_BUCKETS = 600
@@ -93,7 +93,10 @@ def memory_map(trace: Any, *, device: int = 0, at_ns: int | None = None,
     nbands = max(len(present), 1)
     titles = [f"{p} pool" for p in present] or ["(no allocations)"]
     plot_px = nbands * BAND_PX + USAGE_PX + nbands * GAP_PX
+    # the template goes in with the figure: a figure made without one gets Plotly's default
+    # template first (loaded from JSON and deep-copied: most of a first figure's time)
     fig = make_subplots(rows=nbands + 1, cols=1, shared_xaxes=True,
+                        figure=go.Figure(layout={"template": style.layout_template()}),
                         vertical_spacing=GAP_PX / plot_px,
                         row_heights=[BAND_PX] * nbands + [USAGE_PX],
                         subplot_titles=[*titles, "memory in use"])
@@ -140,7 +143,7 @@ def memory_map(trace: Any, *, device: int = 0, at_ns: int | None = None,
     fig.update_yaxes(title_text="bytes in use", ticksuffix="B", tickformat=".3~s",
                      row=nbands + 1, col=1)
     fig.update_layout(
-        title=title, template=style.template, barmode="overlay", bargap=0, hovermode="closest",
+        title=title, barmode="overlay", bargap=0, hovermode="closest",
         height=plot_px + MARGIN_T_PX + MARGIN_B_PX, legend={"tracegroupgap": 4},
         margin={"t": MARGIN_T_PX, "b": MARGIN_B_PX},
         meta={"time_unit": unit, "time_scale_ns": scale, "mode": mode, "pools": present,
@@ -217,7 +220,7 @@ def _add_rects(fig: go.Figure, trace: Any, sub: AllocationSpans, row: int, pool:
             x=(t0 + t1) / 2, width=width, base=(a["addr"][ids] - base) / ascale,
             y=a["reserved"][ids] / ascale, orientation="v", name=state,
             legendgroup=state, showlegend=first, marker={
-                "color": colours[state], "line": {"color": "white", "width": 0.5}},
+                "color": colours[state], "line": {"color": NEUTRAL_LINE, "width": 0.5}},
             opacity=0.85, customdata=ids, hovertext=list(hover[m]), hoverinfo="text",
             meta={"state": state, "pool": pool}), row=row, col=1)
 

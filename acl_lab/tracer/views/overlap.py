@@ -52,9 +52,11 @@ def overlap_figure(trace_or_summary: Any, device: int = 0, *,
                + [_COLOURS["overlap"], _COLOURS["busy"], _COLOURS["span"]])
     pct = [f"{100 * v / s.span_ns:.0f}% of span" if s.span_ns else "" for v in values]
     over_time = not given_summary and s.span_ns > 0
+    base = go.Figure(layout={"template": style.layout_template()})
     fig = (make_subplots(rows=2, cols=1, row_heights=[0.55, 0.45], vertical_spacing=0.2,
-                         subplot_titles=["busy time", "over time: share of each bucket busy"])
-           if over_time else go.Figure())
+                         subplot_titles=["busy time", "over time: share of each bucket busy"],
+                         figure=base)
+           if over_time else base)
     fig.add_trace(go.Bar(
         y=names, x=[v / scale for v in values], orientation="h", marker={"color": colours},
         text=pct, textposition="auto", customdata=values, name="busy time",
@@ -70,7 +72,7 @@ def overlap_figure(trace_or_summary: Any, device: int = 0, *,
                f"overlap {s.overlap_ns / scale:.3f} {unit} "
                f"({100 * s.copy_hidden:.0f}% of copy time hidden) · {s.tasks} task(s)"),
         xaxis_title=f"time ({unit})", yaxis={"autorange": "reversed"},
-        height=640 if over_time else 360, showlegend=over_time, template=style.template,
+        height=640 if over_time else 360, showlegend=over_time,
         meta={"time_unit": unit, "time_scale_ns": scale})
     if over_time:
         fig.update_xaxes(title_text=f"time ({unit})", row=2, col=1)

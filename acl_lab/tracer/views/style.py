@@ -11,11 +11,9 @@ the mappings are read-only proxies, so one caller's tweak can never leak into th
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from types import MappingProxyType
 
 #: One colour-blind-safe palette (Okabe & Ito's eight colours, plus greys) with one meaning
@@ -34,40 +32,72 @@ WARNING = PALETTE["warning"]
 INFO = PALETTE["info"]
 
 
-#: Plotly templates for the two themes.
+#: Theme-neutral colours. JupyterLab's Plotly renderer draws a figure's layout as stored (it
+#: has no theme hook: jupyterlab-plotly's ``RenderedPlotly`` passes the stored layout to
+#: ``Plotly.react``), so a figure coloured for the theme of the session that made it looks
+#: wrong once the user switches theme, or when a notebook saved in one theme is opened in
+#: the other. The default template therefore draws on a transparent paper and plot area (the
+#: page shows through: ``--jp-layout-color0``, white in JupyterLab Light, #111 in JupyterLab
+#: Dark) with text, grid and lines in greys that read on both.
+TRANSPARENT = "rgba(0, 0, 0, 0)"
+#: Text: a mid grey whose contrast is at least 4.2:1 on white and on #111 (the best one grey
+#: can do on both is about 4.35:1).
+NEUTRAL_TEXT = "#7a7a7a"
+#: Grid lines, axis lines and separators: half-transparent greys (a tint of either page).
+NEUTRAL_GRID = "rgba(128, 128, 128, 0.25)"
+NEUTRAL_LINE = "rgba(128, 128, 128, 0.6)"
+#: Table cells and headers: grey tints, so the page shows through in both themes.
+NEUTRAL_FILL = "rgba(128, 128, 128, 0.08)"
+NEUTRAL_HEADER_FILL = "rgba(128, 128, 128, 0.22)"
+
+#: The default template (``PlotStyle.template``): theme-neutral, see ``neutral_template``.
+NEUTRAL = "acl_lab"
+#: Fixed (opaque) Plotly templates, chosen only by ``ACL_LAB_THEME=light|dark``: for a page
+#: or a screenshot whose background is known.
 THEME_TEMPLATES = {"light": "plotly_white", "dark": "plotly_dark"}
 
 
-def jupyterlab_theme(settings_dir: str | os.PathLike[str] | None = None) -> str | None:
-    """``"dark"`` or ``"light"`` from JupyterLab's theme setting (``apputils-extension/
-    themes.jupyterlab-settings`` in the user-settings folder: ``JUPYTERLAB_SETTINGS_DIR`` or
-    ``~/.jupyter/lab/user-settings``); None when it is not set or cannot be read. The file is
-    JSON with ``//`` comments; a theme whose name has "Dark" in it counts as dark."""
-    base = Path(settings_dir or os.environ.get("JUPYTERLAB_SETTINGS_DIR")
-                or Path.home() / ".jupyter" / "lab" / "user-settings")
-    path = base / "@jupyterlab" / "apputils-extension" / "themes.jupyterlab-settings"
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-        doc = json.loads("\n".join(ln for ln in lines if not ln.lstrip().startswith("//")))
-    except (OSError, ValueError):
-        return None
-    name = doc.get("theme") if isinstance(doc, dict) else None
-    if not isinstance(name, str):
-        return None
-    return "dark" if "dark" in name.lower() else "light"
+def neutral_template() -> dict[str, object]:
+    """The theme-neutral Plotly template (a plain dict, a fresh copy per call): transparent
+    backgrounds, ``NEUTRAL_TEXT`` text, translucent grey grid lines, axis lines, table fills,
+    annotation arrows and shapes, and axes that make room for their labels (``automargin``),
+    as ``plotly_white`` does. Plotly deep-copies a template into every figure; this one is a
+    few hundred bytes (``plotly_white`` is tens of kilobytes, loaded from JSON first)."""
+    axis = {"gridcolor": NEUTRAL_GRID, "linecolor": NEUTRAL_LINE, "zerolinecolor": NEUTRAL_LINE,
+            "tickcolor": NEUTRAL_LINE, "ticks": "", "automargin": True,
+            "title": {"standoff": 15}}
+    return {
+        "layout": {
+            "paper_bgcolor": TRANSPARENT, "plot_bgcolor": TRANSPARENT,
+            "font": {"color": NEUTRAL_TEXT},
+            "xaxis": dict(axis), "yaxis": dict(axis),
+            "legend": {"bgcolor": TRANSPARENT},
+            "hovermode": "closest", "hoverlabel": {"align": "left"},
+            "annotationdefaults": {"arrowcolor": NEUTRAL_TEXT, "arrowhead": 0,
+                                   "arrowwidth": 1},
+            "shapedefaults": {"line": {"color": NEUTRAL_TEXT}},
+            "title": {"x": 0.05},
+            "colorway": list(PALETTE.values()),
+        },
+        "data": {"table": [{
+            "header": {"fill": {"color": NEUTRAL_HEADER_FILL},
+                       "line": {"color": NEUTRAL_GRID}, "font": {"color": NEUTRAL_TEXT}},
+            "cells": {"fill": {"color": NEUTRAL_FILL}, "line": {"color": NEUTRAL_GRID},
+                      "font": {"color": NEUTRAL_TEXT}},
+        }]},
+    }
 
 
 def current_theme() -> str:
-    """The theme views draw in: ``ACL_LAB_THEME`` (``dark`` / ``light``) when set, else
-    JupyterLab's own setting (``jupyterlab_theme``), else light."""
+    """The theme views draw for: ``"light"`` or ``"dark"`` when ``ACL_LAB_THEME`` says so (a
+    fixed, opaque Plotly template), else ``"auto"`` (the theme-neutral template, which reads
+    on either theme and follows a switch without a re-run)."""
     env = os.environ.get("ACL_LAB_THEME", "").strip().lower()
-    if env in THEME_TEMPLATES:
-        return env
-    return jupyterlab_theme() or "light"
+    return env if env in THEME_TEMPLATES else "auto"
 
 
-def _themed(light: str, dark: str) -> Callable[[], str]:
-    return lambda: dark if current_theme() == "dark" else light
+def _themed(light: str, dark: str, auto: str) -> Callable[[], str]:
+    return lambda: {"light": light, "dark": dark}.get(current_theme(), auto)
 
 
 def _ro(d: dict[str, str]) -> Mapping[str, str]:
@@ -148,9 +178,12 @@ class PlotStyle:
             lane.
         lod_pixels: the horizontal resolution level-of-detail decimation assumes: segments
             are merged only below ``window / lod_pixels`` (one pixel at that width).
-        template: the Plotly template: ``plotly_white``, or ``plotly_dark`` when the theme
-            is dark (``current_theme()``: ``ACL_LAB_THEME`` or JupyterLab's setting); the
-            line colours that must contrast with the background follow it too.
+        template: the Plotly template's name: ``"acl_lab"`` (``NEUTRAL``, the default:
+            ``neutral_template()``, right in JupyterLab's light and dark themes alike), or a
+            registered Plotly template such as ``plotly_white`` / ``plotly_dark``, the
+            default under ``ACL_LAB_THEME=light`` / ``dark`` (``current_theme()``); the
+            arrow colours that must contrast with the background follow it too. Views pass
+            ``layout_template()`` to Plotly.
     """
 
     kind_colors: Mapping[str, str] = field(default_factory=_kind_colors)
@@ -165,8 +198,9 @@ class PlotStyle:
     error_row_color: str = "rgba(192, 57, 43, 0.18)"
     sync_color: str = "rgba(120, 120, 120, 0.22)"  # waiting is not a problem: grey
     flow_color: str = field(default_factory=_themed("rgba(90, 90, 90, 0.45)",
-                                                    "rgba(200, 200, 200, 0.5)"))
-    edge_color: str = field(default_factory=_themed("#222222", "#e0e0e0"))
+                                                    "rgba(200, 200, 200, 0.5)",
+                                                    "rgba(128, 128, 128, 0.5)"))
+    edge_color: str = field(default_factory=_themed("#222222", "#e0e0e0", "#8c8c8c"))
     lane_order: tuple[str, ...] = ("threads", "streams", "sync_copies", "engines")
     time_units: tuple[tuple[str, int], ...] = (("µs", 1_000), ("ms", 1_000_000))
     unit_switch_ns: int = 10_000_000
@@ -177,7 +211,12 @@ class PlotStyle:
     callback_width: float = 0.3
     lod_pixels: int = 4000
     template: str = field(default_factory=_themed(THEME_TEMPLATES["light"],
-                                                  THEME_TEMPLATES["dark"]))
+                                                  THEME_TEMPLATES["dark"], NEUTRAL))
+
+    def layout_template(self) -> str | dict[str, object]:
+        """What views pass as ``layout.template``: ``neutral_template()`` for ``"acl_lab"``,
+        else the template's name (Plotly looks it up in ``plotly.io.templates``)."""
+        return neutral_template() if self.template == NEUTRAL else self.template
 
     def kind_color(self, kind: str) -> str:
         """The colour of task kind ``kind`` (grey for an unknown kind)."""

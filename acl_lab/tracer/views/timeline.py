@@ -914,7 +914,8 @@ def _layout(trace: Any, st: PlotStyle, win: _Window, lanes: list[_Lane], svg: bo
     if dropped:
         title += f" · {dropped:,} flow arrows not drawn"
     return go.Layout(
-        template=st.template, barmode="overlay", title={"text": title, "font": {"size": 14}},
+        template=st.layout_template(), barmode="overlay",
+        title={"text": title, "font": {"size": 14}},
         height=max(380, st.lane_px * n + 140), hovermode="closest",
         xaxis={"title": {"text": f"time ({win.unit})"},
                "range": [win.lo / win.scale, win.hi / win.scale], "zeroline": False},

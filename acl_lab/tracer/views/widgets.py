@@ -410,7 +410,19 @@ class Explorer(widgets.VBox):
 
 
 # =============================================================================== helpers
-_EMPTY_SOURCE = ("<div style='color:#777'>Select a finding, or click a call, task or "
+#: The panes' colours are JupyterLab's theme variables (its light and dark themes define
+#: them; a theme switch restyles the panes at once, no re-run), each with a fallback that
+#: reads on a light and on a dark page alike for front ends without them (VS Code,
+#: nbconvert HTML).
+TEXT = "var(--jp-ui-font-color1, inherit)"
+DIM = "var(--jp-ui-font-color2, #7a7a7a)"
+CODE_BACKGROUND = "var(--jp-layout-color2, rgba(128, 128, 128, 0.12))"
+BORDER = "var(--jp-border-color1, rgba(128, 128, 128, 0.6))"
+ERROR_TEXT = "var(--jp-error-color1, #d55e00)"
+#: The selected source line: a translucent amber, under text of either theme's colour.
+HIGHLIGHT = "rgba(230, 159, 0, 0.28)"
+
+_EMPTY_SOURCE = (f"<div style='color:{DIM}'>Select a finding, or click a call, task or "
                  "memory block, to see its source line.</div>")
 
 
@@ -505,19 +517,20 @@ def source_html(file: str, line: int, context: int = CONTEXT_LINES,
     """``file:line`` and a few lines of source around it (the line highlighted), escaped;
     ``stored`` is the trace's copy of that file's cited lines (used when it cannot be read)."""
     if not file:
-        return "<div style='color:#777'>(no source line recorded)</div>"
+        return f"<div style='color:{DIM}'>(no source line recorded)</div>"
     head = f"<code class='acl-site'>{html.escape(format_site(file, line))}</code>"
     rows = source_lines(file, line, context, stored)
     if not rows:
-        return head + " <span style='color:#777'>(source not available)</span>"
+        return head + f" <span style='color:{DIM}'>(source not available)</span>"
     width = len(str(rows[-1][0]))
     out = []
     for n, text in rows:
         body = f"{n:>{width}} | {html.escape(text)}"
         if n == line:
-            body = f"<b style='background:#fdf2d0;display:block'>{body}</b>"
+            body = f"<b style='background:{HIGHLIGHT};display:block'>{body}</b>"
         out.append(body)
-    pre = ("<pre style='margin:4px 0;padding:4px;background:#f7f7f7;font-size:12px;"
+    pre = (f"<pre class='acl-source' style='margin:4px 0;padding:4px;color:{TEXT};"
+           f"background:{CODE_BACKGROUND};font-size:12px;"
            "line-height:1.35;overflow-x:auto'>" + "\n".join(out) + "</pre>")
     return head + pre
 
@@ -537,11 +550,11 @@ def call_html(trace: Any, cid: int, scale: int = 1000, unit: str = "µs") -> str
     args = ", ".join(_arg_text(a) for a in trace.call_args(cid))
     file, line = trace.call_site(cid)
     start, end, ret = int(c["start_ns"][cid]), int(c["end_ns"][cid]), int(c["ret"][cid])
-    ret_text = "ret 0" if ret == 0 else f"<b style='color:#c0392b'>ret {ret}</b>"
+    ret_text = "ret 0" if ret == 0 else f"<b style='color:{ERROR_TEXT}'>ret {ret}</b>"
     cname = c_name(name)
     also = f" <i>{html.escape(cname)}</i>" if cname != name else ""
     return (f"<div class='acl-call'><code>{html.escape(name)}({html.escape(args)})</code>{also}"
-            f"<br><span style='color:#555'>call #{cid}, thread {int(c['thread'][cid])}, "
+            f"<br><span style='color:{DIM}'>call #{cid}, thread {int(c['thread'][cid])}, "
             f"{start / scale:.3f} – {end / scale:.3f} {unit}, {ret_text}</span></div>"
             + source_html(file, line, stored=stored_sources(trace).get(file)))
 
@@ -611,8 +624,9 @@ def stream_state(trace: Any, at_ns: int) -> list[dict[str, Any]]:
 def stream_state_html(rows: list[dict[str, Any]]) -> str:
     """The stream-state table (``stream_state`` rows) as escaped HTML."""
     if not rows:
-        return "<div style='color:#777'>(no tasks in this trace)</div>"
-    head = "".join(f"<th style='padding:2px 6px;text-align:{a}'>{h}</th>" for h, a in (
+        return f"<div style='color:{DIM}'>(no tasks in this trace)</div>"
+    head = "".join(f"<th style='padding:2px 6px;text-align:{a};border-bottom:1px solid "
+                   f"{BORDER}'>{h}</th>" for h, a in (
         ("stream", "left"), ("done", "right"), ("running", "right"), ("queued", "right"),
         ("later", "right"), ("running now", "left")))
     body = []
@@ -623,6 +637,7 @@ def stream_state_html(rows: list[dict[str, Any]]) -> str:
         cells.append(f"<td style='padding:2px 6px;font-size:11px'>{html.escape(r['now'])}</td>")
         body.append("<tr>" + "".join(cells) + "</tr>")
     return ("<table class='acl-stream-state' style='border-collapse:collapse;font-size:12px;"
+            f"color:{TEXT};"
             "width:100%;max-width:100%;overflow-wrap:anywhere;word-break:break-word'>"
             f"<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>")
 
