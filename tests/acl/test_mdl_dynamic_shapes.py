@@ -5,8 +5,9 @@ and execution at the set gear (outputs compared with an independent forward pass
 Sources: model.cpp (aclmdlSetDynamicHWSize, aclmdlSetInputDynamicDims, aclmdlGetDynamicHW,
 aclmdlGetInputDynamicGearCount, aclmdlGetInputDynamicDims, aclmdlGetCurOutputDims),
 ge_executor.cc (SetDynamicImageSize, SetDynamicDims, GetCurDynamicDims), ge_error_codes.h
-(145003, 145012, 145013) and the binding table (/shared/reference/pyacl-binding.md rows 23, 40,
-52-54).
+(145003, 145012, 145013) and the binding table (docs/sources.md §0, restated in
+acl_lab/acl/_binding.py: set_dynamic_hw_size, get_dynamic_hw, set_input_dynamic_dims,
+get_input_dynamic_gear_count, get_input_dynamic_dims).
 """
 
 from __future__ import annotations
