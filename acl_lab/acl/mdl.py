@@ -403,7 +403,8 @@ def _dims_arg(dims: Any) -> list[int]:
     """The binding's dims-dict conversion (mdl_wrap.cpp WrapAclMdlSetInputDynamicDims): not a
     dict -> TypeError "argument 4 is not dict"; no "dims" list -> "The dims of parameter 4 is
     not a list."; an item that is not an int -> "the dims of fourth parameter is not list of
-    int". ``name`` and ``dimCount`` are not used (the list's length is the count)."""
+    int". ``name`` and ``dimCount`` are not used: the list's length is the count (the binding
+    table lists no check on them; unverified)."""
     if not isinstance(dims, dict):
         raise TypeError("argument 4 is not dict")
     values = dims.get("dims")
@@ -424,14 +425,14 @@ def set_input_dynamic_dims(s: S, th: Any, cid: int, model_id: int, dataset: int,
     the -1 dims (``name`` unused). ``index`` is the ``ascend_mbatch_shape_data`` input's.
     The -1 values go into that buffer (8 bytes each, 4 each if it is smaller), on the
     dataset and become the model's current gear. Returns ret, in ACL's order (model.cpp, GE
-    SetDynamicDims): 100000 for a null dataset, empty dims, a zero dim, an index with no
+    SetDynamicDims): 100000 for a null dataset, empty dims, a dim under 1, an index with no
     buffer or a null address; 145003 for an unknown model id; 145012 when the dims are not
     the inputs' (another count, or a static dim changed); 145013 for a static model, a model
     with batch or image-size gears, or values that are not a gear; 145012 for a buffer under
     4 bytes per -1 dim; then 100000 when ``index`` is not the shape-data input. A dims
     argument of the wrong type raises TypeError as the binding does.
-    Differs from real ACL: real ACL passes a zero dim on to GE (145013 when no gear has
-    it); the emulator gives 100000. The index check is the emulator's, as for
+    Differs from real ACL: real ACL passes a zero or negative dim on to GE (145013 when no
+    gear has it); the emulator gives 100000. The index check is the emulator's, as for
     set_dynamic_batch_size.
     """
     values = _dims_arg(dims)
