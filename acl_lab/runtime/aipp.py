@@ -607,6 +607,10 @@ def insert_static(model: Any, configs: list[AippConfig]) -> Any:
             raise AippConfigError(f"related_input_rank {cfg.rank} names no model input (the "
                                   f"model has {len(model.inputs)})")
         d = inputs[cfg.rank]
+        if any(x < 0 for x in d.shape[1:]):
+            raise AippConfigError(f"input {cfg.rank} has dynamic dims {list(d.shape)}: AIPP "
+                                  "with dynamic image size or dims is not emulated by acl_lab "
+                                  "(a -1 batch is)")
         inner = f"{d.name}:aipp"
         nodes = [Node(nd.name, nd.op, [inner if t == d.name else t for t in nd.inputs],
                       list(nd.outputs), dict(nd.attrs)) for nd in nodes]
