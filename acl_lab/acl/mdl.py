@@ -11,6 +11,11 @@ last, as real ATC builds it: int64 ``[k]``, ND, ``8 k`` bytes (k = 1 for batch, 
 image size, one per -1 dim for dims). The input dataset needs a buffer for it, and the gear
 setters (``set_dynamic_batch_size``, ``set_dynamic_hw_size``, ``set_input_dynamic_dims``) take
 its index (``get_input_index_by_name``); they share one runtime path (``models.set_gear``).
+
+A model converted with ``atc --insert_op_conf`` (AIPP, ``acl_lab.runtime.aipp``) takes the raw
+picture: static AIPP's input is uint8 NHWC of the picture's size (w*h*3/2 for YUV420SP_U8);
+dynamic AIPP adds ``ascend_dynamic_aipp_data``, which ``set_input_aipp`` fills from an
+``create_aipp`` parameter set. ``get_aipp_type`` and ``get_first_aipp_info`` describe them.
 """
 
 from __future__ import annotations
