@@ -68,10 +68,16 @@ ACL_ERROR_INVALID_PARAM = 100000
 ACL_ERROR_RELATIVE_RESOURCE_NOT_CLEARED = 148051
 ACL_ERROR_UNSUPPORTED_JPEG = 148052
 
-#: VPC limits (DVPP-hdr comments, reference 9.2): strides and resolutions
+#: VPC limits (DVPP-hdr comments, reference 9.2): strides and resolutions. The stride ranges
+#: are the VPC restrictions page's (aclcppdevg_03_0337, Atlas 200/300/500 inference products:
+#: width stride 32..16384 = 4096 x 4, height stride 6..16384).
 VPC_MIN_W, VPC_MIN_H, VPC_MAX_WH = 10, 6, 4096
 VPC_MIN_WSTRIDE, VPC_MAX_WSTRIDE = 32, 4096 * 4
-VPC_MIN_HSTRIDE, VPC_MAX_HSTRIDE = 6, 4096
+VPC_MIN_HSTRIDE, VPC_MAX_HSTRIDE = 6, 16384
+#: 8K resize: acldvppVpcResizeAsync's input may be up to 8192 wide or high for YUV420SP
+#: (its restrictions on Atlas inference products: "the width or height of the input image
+#: is within (4096, 8192]", NV12/NV21 among the formats); its output stays within 4096x4096
+VPC_8K_MAX_WH = 8192
 #: JPEGD input resolution limits (reference 9.2)
 JPEGD_MIN_WH = 32
 
@@ -640,18 +646,19 @@ def jpeg_decode_async(s: Session, th: HostThread, cid: int, chan: int, in_ptr: i
 # ------------------------------------------------------------------ VPC resize
 
 
-def _vpc_layout(d: PicDesc, which: str, api: str) -> tuple[int, int]:
+def _vpc_layout(d: PicDesc, which: str, api: str, max_wh: int = VPC_MAX_WH) -> tuple[int, int]:
     """Validate a VPC picture's format, size and strides; returns (width, height) rounded
-    down to even."""
+    down to even. ``max_wh`` is the largest width and height (``VPC_8K_MAX_WH`` for a resize
+    input)."""
     if d.format not in YUV420SP:
         raise AclError(ACL_ERROR_INVALID_PARAM,
                        f"{api}: the {which} format is {d.format}; the emulator's VPC handles "
                        "YUV420SP only (1 = NV12, 2 = NV21)")
     w, h = d.width - d.width % 2, d.height - d.height % 2
-    if not (VPC_MIN_W <= w <= VPC_MAX_WH and VPC_MIN_H <= h <= VPC_MAX_WH):
+    if not (VPC_MIN_W <= w <= max_wh and VPC_MIN_H <= h <= max_wh):
         raise AclError(ACL_ERROR_INVALID_PARAM,
                        f"{api}: the {which} is {d.width}x{d.height}; VPC supports "
-                       f"{VPC_MIN_W}x{VPC_MIN_H} to {VPC_MAX_WH}x{VPC_MAX_WH}")
+                       f"{VPC_MIN_W}x{VPC_MIN_H} to {max_wh}x{max_wh} here")
     ws, hs = d.width_stride, d.height_stride
     if ws % 16 or ws < d.width or not VPC_MIN_WSTRIDE <= ws <= VPC_MAX_WSTRIDE:
         raise AclError(ACL_ERROR_INVALID_PARAM,
@@ -689,7 +696,7 @@ def vpc_resize_async(s: Session, th: HostThread, cid: int, chan: int, in_handle:
     if mode == INTERP_HIGH_ORDER and not s.profile.name.startswith("Ascend910B"):
         raise AclError(ACL_ERROR_INVALID_PARAM, f"{api}: interpolation 5 (high-order filter) "
                                                 f"is not supported on {s.profile.name}")
-    in_w, in_h = _vpc_layout(src, "input", api)
+    in_w, in_h = _vpc_layout(src, "input", api, VPC_8K_MAX_WH)  # 8K resize input
     out_w, out_h = _vpc_layout(dst, "output", api)
     in_need = src.width_stride * src.height_stride * 3 // 2
     out_need = dst.width_stride * dst.height_stride * 3 // 2
