@@ -13,7 +13,10 @@ this script only browses it, in these steps:
 3. wait for ``.acl-lab-explorer`` holding two ``.js-plotly-plot`` with traces, failing fast
    on a Traceback in an output;
 4. select the race finding in the explorer's ``<select>`` and wait for the timeline's x range
-   to change and the source pane to show ``--site``; screenshots along the way.
+   to change and the source pane to show ``--site``; screenshots along the way;
+5. read the computed colours of the source pane, the stream table and the timeline (its page
+   background, paper, plot area and tick labels), switch JupyterLab to its Dark theme
+   (the ``apputils:change-theme`` command, no re-run) and read them again.
 
 Everything seen (ranges, options, source pane text, JavaScript errors, non-local requests)
 goes to the result file; the assertions are the test's. Exit status 1: a step failed (the
@@ -101,6 +104,61 @@ FOLLOWED_JS = """(arg) => {
   const sites = [...ex.querySelectorAll('code.acl-site')].map(e => e.textContent);
   return moved && sites.some(s => s.endsWith(arg.site));
 }"""
+
+
+#: Computed colours of the explorer's panes and timeline; ``page`` is the first opaque
+#: background behind the plot (what its transparent paper shows).
+THEME_COLOURS_JS = r"""() => {
+  const ex = document.querySelector('.jp-OutputArea .acl-lab-explorer');
+  const plot = ex.querySelector('.js-plotly-plot');
+  const cs = e => e ? getComputedStyle(e) : null;
+  const behind = e => {
+    for (let n = e; n; n = n.parentElement) {
+      const c = getComputedStyle(n).backgroundColor;
+      if (c && c !== 'transparent' && !/rgba\([^)]*,\s*0\)$/.test(c)) return c;
+    }
+    return 'rgb(255, 255, 255)';
+  };
+  // an SVG element's fill with its fill-opacity folded in (Plotly sets the two apart)
+  const fill = e => {
+    if (!e) return null;
+    const c = cs(e), m = c.fill.match(/[\d.]+/g);
+    if (!m || m.length < 3) return c.fill;
+    const a = (m.length > 3 ? +m[3] : 1) * +c.fillOpacity;
+    return `rgba(${m[0]}, ${m[1]}, ${m[2]}, ${a})`;
+  };
+  const pre = ex.querySelector('pre.acl-source');
+  const th = ex.querySelector('table.acl-stream-state th');
+  const td = ex.querySelector('table.acl-stream-state td');
+  const tick = plot.querySelector('.xtick text');
+  const bg = plot.querySelector('.bglayer rect.bg');
+  const body = document.body;
+  const v = name => getComputedStyle(body).getPropertyValue(name).trim();
+  return {
+    theme: body.dataset.jpThemeName, theme_light: body.dataset.jpThemeLight,
+    vars: {layout0: v('--jp-layout-color0'), font1: v('--jp-ui-font-color1'),
+           border1: v('--jp-border-color1')},
+    source: pre && {color: cs(pre).color, background: cs(pre).backgroundColor,
+                    behind: behind(pre.parentElement)},
+    table: th && td && {color: cs(td).color, border: cs(th).borderBottomColor,
+                        behind: behind(td)},
+    figure: {page: behind(plot), paper: cs(plot.querySelector('svg.main-svg')).backgroundColor,
+             plot_area: fill(bg), tick: fill(tick)},
+  };
+}"""
+
+DARK_THEME = "JupyterLab Dark"
+
+
+def switch_theme(page: Page, theme: str) -> None:
+    """Switch JupyterLab to ``theme`` with its own command and wait until its CSS applies."""
+    page.evaluate("(t) => window.jupyterapp.commands.execute('apputils:change-theme', "
+                  "{theme: t})", theme)
+    page.wait_for_function("(t) => document.body.dataset.jpThemeName === t", arg=theme)
+    # the new theme's stylesheet loads after the attribute changes: wait for its colour
+    page.wait_for_function("() => getComputedStyle(document.body)"
+                           ".getPropertyValue('--jp-layout-color0').trim() !== 'white'")
+    page.wait_for_timeout(500)
 
 
 def run_all(page: Page, log: Log) -> int:
@@ -198,6 +256,14 @@ def main() -> None:
                 page.screenshot(path=str(shots / "explorer-lab-page.png"))
                 result["screenshots"] += [str(shots / "explorer-lab-race.png"),
                                           str(shots / "explorer-lab-page.png")]
+
+                result["step"] = "dark theme"
+                result["colours_light"] = page.evaluate(THEME_COLOURS_JS)
+                switch_theme(page, DARK_THEME)
+                result["colours_dark"] = page.evaluate(THEME_COLOURS_JS)
+                log(f"theme switched: {result['colours_light']} -> {result['colours_dark']}")
+                explorer.screenshot(path=str(shots / "explorer-lab-dark.png"))
+                result["screenshots"].append(str(shots / "explorer-lab-dark.png"))
                 result["step"] = "done"
             except Exception as e:
                 result["error"] = f"{type(e).__name__}: {e}"

@@ -7,7 +7,12 @@ with a leak and a race and displays ``acl_lab.explore(trace)``; ``_drive_lab.py`
 subprocess) runs it through Run > Run All Cells and selects the race in the findings list.
 Checked: the explorer renders both FigureWidgets with traces, no cell raised, the page logged
 no JavaScript error, and selecting the race zooms the timeline (its x range changes and
-narrows) and shows the racing call's file:line and source line in the source pane.
+narrows) and shows the racing call's file:line and source line in the source pane. Then
+JupyterLab is switched to its Dark theme (no re-run) and the computed colours, read before
+and after, show the panes and the figure following it: the source pane's text and code
+background and the stream table's borders are the theme's own (they change, and the text
+reads on its background in both themes), and the timeline's paper and plot area stay
+transparent over the page (white, then dark) with tick labels readable on both.
 Screenshots go to ``test-artifacts/``. The server is always killed at the end.
 """
 
@@ -18,12 +23,14 @@ import re
 import shutil
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from tests.browser import _buggy_program
 from tests.browser._browser import Driver
 from tests.browser._lab_server import jupyter_lab
+from tests.tracer.test_theme import contrast, over, rgba
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(240)]
 
@@ -108,3 +115,38 @@ def test_explorer_follows_the_race_in_jupyterlab(tmp_path: Path, run_driver: Dri
     assert site in selected["source_pane"] and source_line in selected["source_pane"]
     for shot in seen["screenshots"]:
         assert Path(shot).stat().st_size > 5_000
+    check_theme_switch(seen["colours_light"], seen["colours_dark"])
+
+
+def _hex(rgb: tuple[float, float, float]) -> str:
+    """``#rrggbb`` of an opaque rgb triple."""
+    return "#" + "".join(f"{round(v):02x}" for v in rgb)
+
+
+def _reads(fg: str, bg: str, behind: str = "#ffffff") -> float:
+    """Contrast of computed colour ``fg`` over ``bg``, itself over ``behind``."""
+    base = over(bg, behind)
+    return contrast(over(fg, _hex(base)), base)
+
+
+def check_theme_switch(light: dict[str, Any], dark: dict[str, Any]) -> None:
+    """The colours read before and after the switch to JupyterLab Dark (see the module
+    docstring)."""
+    assert light["theme_light"] == "true" and dark["theme"] == "JupyterLab Dark", dark
+    assert dark["theme_light"] == "false"
+    for name, c in (("light", light), ("dark", dark)):
+        src, table, fig = c["source"], c["table"], c["figure"]
+        assert src is not None and table is not None, (name, c)
+        behind = _hex(over(src["behind"], "#ffffff"))
+        assert _reads(src["color"], src["background"], behind) >= 4.5, (name, src)
+        assert _reads(table["color"], table["behind"]) >= 4.5, (name, table)
+        for part in ("paper", "plot_area"):
+            assert fig[part] is not None and rgba(fig[part])[3] == 0, (name, part, fig)
+        assert fig["tick"] is not None and _reads(fig["tick"], fig["page"]) >= 3.0, (name, fig)
+    # the page behind the figure went dark, and the panes changed with the theme
+    lum = [sum(over(c["figure"]["page"], "#ffffff")) / 3 for c in (light, dark)]
+    assert lum[0] > 200 and lum[1] < 60, lum
+    assert light["source"]["color"] != dark["source"]["color"]
+    assert light["source"]["background"] != dark["source"]["background"]
+    assert light["table"]["border"] != dark["table"]["border"]
+    assert light["table"]["color"] != dark["table"]["color"]
