@@ -1674,6 +1674,11 @@ class Session:
                         raise self._deadlock(th, cid, REPORT_WAIT, needs(),
                                              self._stuck(th, needs()))
                     if self.closed:
+                        # A timed poll is not stuck: on real hardware the process exits and
+                        # the polling thread dies with it (a video sample whose setup failed
+                        # leaves its process_report(100) loop running). End the thread
+                        # without a deadlock finding; an untimed wait is reported.
+                        th.closed_reported = th.closed_reported or timeout_ms >= 0
                         raise self._deadlock(th, cid, REPORT_WAIT, needs(),
                                              "the session was closed while this thread waited")
                     self.cond.wait(min(left, 0.05))
