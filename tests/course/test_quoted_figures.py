@@ -127,6 +127,13 @@ QUOTES = (
     Quote("00_welcome_first_trace.ipynb", r"Most calls cost (\d+) µs of virtual time",
           "longest = int(np.argmax(took))",
           lambda ns: float(np.median(_all_calls_us(ns["trace"]))), rel=0.25),
+    # ------------------------------------------------------ 01: devices, contexts, streams
+    Quote("01_devices_contexts_streams.ipynb",
+          r"Before `set_device` the thread had no context: `\(0, (\d+)\)`",
+          "before = acl.rt.get_context()", lambda ns: float(ns["before"][1]), rel=0.0),
+    Quote("01_devices_contexts_streams.ipynb",
+          r"Before `set_device` the thread had no context: `\((\d+), \d+\)`",
+          "before = acl.rt.get_context()", lambda ns: float(ns["before"][0]), rel=0.0),
     # ---------------------------------------------------------------------- 02: memory
     Quote("02_memory.ipynb", r"`malloc\(1\)` takes \*\*(\d+) bytes\*\*",
           "requests = [1, 32, 33, 100, 1000]",
