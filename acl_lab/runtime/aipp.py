@@ -678,6 +678,22 @@ def image_dims(om: Any, index: int, dims: dict[str, Any]) -> dict[str, Any]:
     return {"name": dims["name"], "dimCount": len(out), "dims": out}
 
 
+def input_note(om: Any, index: int) -> str:
+    """'' or, for an input an AIPP converts, what it takes: '; input 0 is the raw
+    YUV420SP_U8 224x224 picture the model's AIPP converts, not the network's float tensor'
+    (for the messages about a wrongly sized input buffer)."""
+    a = model_aipp(om, index)
+    if a is None:
+        return ""
+    if a["aipp_mode"] == "dynamic":
+        return (f"; input {index} holds the pictures the model's dynamic AIPP converts (up to "
+                f"max_src_image_size = {a['max_src_image_size']} bytes)")
+    g = stored_geometry(a)
+    return (f"; input {index} is the raw {g.fmt} {g.src_w}x{g.src_h} picture the model's AIPP "
+            "converts (atc --insert_op_conf), not the network's float tensor: copy the "
+            "picture's bytes")
+
+
 def first_aipp_info(om: Any, index: int, batch_gears: int) -> dict[str, Any]:
     """The aclAippInfo dict of input ``index`` (``acl.mdl.get_first_aipp_info``);
     AclError 145015 (ACL_ERROR_GE_AIPP_NOT_EXIST) when the input has no AIPP, 145000

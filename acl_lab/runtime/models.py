@@ -673,11 +673,12 @@ def execute(s: Session, th: HostThread, cid: int, mid: int, in_ds: int, out_ds: 
                            f"{at}; its buffer holds {b.size}, more than {INPUT_SLACK} bytes "
                            "short (acl.mdl.get_input_size_by_index gives the size to allocate)")
         if b.size > limits[i]:
+            from .aipp import input_note
             largest = " (the largest gear)" if dynamic else ""
             s.diag(cid, "oversized_input", f"input {i} buffer holds {b.size} bytes, the model "
                    f"reads {need}: the extra bytes are ignored (GE warns: may cause "
                    f"inference problems); acl.mdl.get_input_size_by_index gives {limits[i]}"
-                   f"{largest}")
+                   f"{largest}{input_note(om, i)}")
         r = _io_region(s, b.addr, f"input {i}")
         read = min(need, b.size, ins.aipp_reads.get(i, need))
         s._add_access(t, r, b.addr - r.addr, read, False)

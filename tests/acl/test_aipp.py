@@ -531,3 +531,25 @@ def test_xrgb_to_yuv_and_gray(ready: ModuleType, tmp_path: Path,
     plane = np.random.default_rng(6).integers(0, 256, (3, 5), dtype=np.uint8)
     got, _, _ = _run(ready, om, plane.tobytes())
     np.testing.assert_array_equal(got.reshape(3, 5), plane.astype(np.float32) - 100)
+
+
+def test_a_float_tensor_fed_to_an_aipp_model_is_reported(ready: ModuleType, session: Any,
+                                                         tmp_path: Path,
+                                                         capsys: pytest.CaptureFixture[str]
+                                                         ) -> None:
+    """The mistake of feeding the network's float tensor (3 x 8 x 8 x 4 bytes) to a model
+    whose input is the 96-byte NV12 picture: the execution reads the first 96 bytes and the
+    size_mismatch warning says the input is the raw picture the AIPP converts."""
+    rc, err, om = _convert(tmp_path, capsys, SAMPLE_CFG % (8, 8))
+    assert rc == 0, err
+    mid = ok(ready.mdl.load_from_file(str(om)))
+    tensor = np.zeros((1, 3, 8, 8), np.float32).tobytes()
+    ins, (dev,) = _dev_dataset(ready, [len(tensor)])
+    outs, _ = _dev_dataset(ready, [3 * 8 * 8 * 4])
+    assert ready.rt.memcpy(dev, len(tensor), ready.util.bytes_to_ptr(tensor), len(tensor),
+                           ACL_MEMCPY_HOST_TO_DEVICE) == ACL_SUCCESS
+    assert ready.mdl.execute(mid, ins, outs) == ACL_SUCCESS
+    (f,) = [f for f in session.finish().findings() if f.kind == "size_mismatch"]
+    assert f.severity == "warning"
+    assert "holds 768 bytes, the model reads 96" in f.message
+    assert "raw YUV420SP_U8 8x8 picture the model's AIPP converts" in f.message
