@@ -34,8 +34,10 @@ the model gets an ``ascend_dynamic_aipp_data`` input (64 + 96 x N bytes) after i
 ``acl.mdl.set_input_aipp`` checks the parameter set against the model (ACL
 ``GetAndCheckAippParams``) and copies it there, and ``InsertedAipp`` reads it at execution.
 
-Differs from real ACL (documented once here): the input formats emulated are YUV420SP_U8,
-RGB888_U8, XRGB8888_U8 and YUV400_U8 (real AIPP has more); resize (``resize: true``) is not
+Differs from real ACL (documented once here): the input formats emulated are the four the
+aclAippInputFormat page marks as supported by static and dynamic AIPP (YUV420SP_U8,
+XRGB8888_U8, RGB888_U8, YUV400_U8; it marks the others "not supported yet", newer chips
+convert some of them); resize (``resize: true``) is not
 emulated (nor dynamic AIPP together with dynamic batch, image size or dims); AIPP feeds
 the network float16 (the output is rounded through float16, then given the network input's
 dtype); the dynamic parameter buffer follows kAippDynamicPara's layout but is acl_lab's own.
