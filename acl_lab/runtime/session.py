@@ -1679,8 +1679,10 @@ class Session:
                         # leaves its process_report(100) loop running). End the thread
                         # without a deadlock finding; an untimed wait is reported.
                         th.closed_reported = th.closed_reported or timeout_ms >= 0
-                        raise self._deadlock(th, cid, REPORT_WAIT, needs(),
+                        err = self._deadlock(th, cid, REPORT_WAIT, needs(),
                                              "the session was closed while this thread waited")
+                        err.quiet = timeout_ms >= 0  # type: ignore[attr-defined]
+                        raise err
                     self.cond.wait(min(left, 0.05))
             finally:
                 th.state = "running"
@@ -1767,7 +1769,8 @@ class Session:
                     fn(args)
             except BaseException as exc:  # stored and re-raised by stop_thread
                 info["error"] = exc
-                traceback.print_exc()
+                if not getattr(exc, "quiet", False):  # a timed poll ended at close: silent
+                    traceback.print_exc()
             finally:
                 with self.lock:
                     self.cond.notify_all()
