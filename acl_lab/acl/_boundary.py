@@ -33,6 +33,7 @@ import operator
 import sys
 from collections.abc import Callable
 from functools import wraps
+from types import CodeType, FunctionType
 from typing import Any, TypeVar
 
 from ..runtime.errors import AclError
@@ -134,6 +135,29 @@ def _parse(name: str, fmt: str, args: tuple[Any, ...]) -> tuple[Any, ...]:
         # the binding's callback wrappers parse "O" and then check PyCallable_Check
         raise TypeError("parameter must be callable")
     return tuple(out)
+
+
+#: Generated functions' compiled code by source text, with their defaults: the wrappers of
+#: one format (and the bound calls of one return shape) share one compile.
+_COMPILED: dict[str, tuple[CodeType, Any]] = {}
+
+
+def _generate(src: str, fname: str, name: str, filename: str, env: dict[str, Any]) -> Any:
+    """The function ``fname`` that ``src`` defines, with globals ``env``, named ``name`` and
+    shown as ``filename`` in tracebacks. Compiling is most of the cost of declaring an API
+    function (over 300 at ``import acl``), so a source text is compiled once; its defaults
+    are shared (they are only the ``_MISSING`` marker)."""
+    hit = _COMPILED.get(src)
+    if hit is None:
+        scratch = dict(env)
+        exec(compile(src, filename, "exec"), scratch)
+        fn = scratch[fname]
+        hit = _COMPILED[src] = (fn.__code__, fn.__defaults__)
+    code, defaults = hit
+    changes: dict[str, Any] = {"co_name": name, "co_filename": filename}
+    if sys.version_info >= (3, 11):
+        changes["co_qualname"] = name
+    return FunctionType(code.replace(**changes), env, name, defaults)
 
 
 def _fast_check(fmt: str) -> str:
@@ -255,8 +279,8 @@ class InProcess(Transport):
                                "_current": current_session, "AclError": AclError,
                                "IMPL": spec.impl, "DEFAULT": spec.default,
                                "AFTER_EXIT": _after_exit_code(spec.name)}
-        exec(compile(src, f"<acl_api {spec.name} in-process>", "exec"), env)
-        fn: Callable[[tuple[Any, ...], str, int], Any] = env["call"]
+        fn: Callable[[tuple[Any, ...], str, int], Any] = _generate(
+            src, "call", "call", f"<acl_api {spec.name} in-process>", env)
         return fn
 
 
@@ -320,14 +344,14 @@ def acl_api(name: str, cname: str, fmt: str, out: int | str = 0, launch: bool = 
         names = [f"a{i}" for i in range(len(letters))]
         if not fmt:
             # the binding's wrappers that parse nothing ignore whatever they are given
-            head = (f"def {impl.__name__}(*ignored, **kw):\n"
-                    f"    if kw:\n        raise _no_keywords(NAME)\n"
-                    f"    args = ()\n")
+            head = ("def wrapper(*ignored, **kw):\n"
+                    "    if kw:\n        raise _no_keywords(NAME)\n"
+                    "    args = ()\n")
         elif nreq == len(letters):
             params = ", ".join(f"{n}=_M" for n in names)
             tup = f"({', '.join(names)}{',' if len(names) == 1 else ''})"
             fast = _fast_check(fmt)
-            head = (f"def {impl.__name__}({params}, /, *extra, **kw):\n"
+            head = (f"def wrapper({params}, /, *extra, **kw):\n"
                     f"    if kw:\n        raise _no_keywords(NAME)\n"
                     f"    if not extra and {fast}:\n"
                     f"        args = {tup}\n"
@@ -335,9 +359,9 @@ def acl_api(name: str, cname: str, fmt: str, out: int | str = 0, launch: bool = 
                     f"        args = _parse(NAME, FMT, tuple(x for x in {tup} + extra "
                     "if x is not _M))\n")
         else:
-            head = (f"def {impl.__name__}(*args, **kw):\n"
-                    f"    if kw:\n        raise _no_keywords(NAME)\n"
-                    f"    args = _parse(NAME, FMT, args)\n")
+            head = ("def wrapper(*args, **kw):\n"
+                    "    if kw:\n        raise _no_keywords(NAME)\n"
+                    "    args = _parse(NAME, FMT, args)\n")
         src = head + """    f = _getframe(1)
     file = f.f_code.co_filename
     site = FOREIGN.get(file)
@@ -353,8 +377,9 @@ def acl_api(name: str, cname: str, fmt: str, out: int | str = 0, launch: bool = 
                                "_M": _MISSING, "NAME": name, "FMT": fmt,
                                "_getframe": sys._getframe, "CALL": spec.slot,
                                "FOREIGN": _FOREIGN_CALLERS}
-        exec(compile(src, f"<acl_api {name}>", "exec"), env)
-        wrapper: Any = wraps(impl)(env[impl.__name__])
+        # one compile per format: the name and the globals make each function its own
+        wrapper: Any = wraps(impl)(_generate(src, "wrapper", impl.__name__,
+                                             f"<acl_api {name}>", env))
         wrapper.__acl_name__ = name
         wrapper.__acl_cname__ = cname
         return wrapper
