@@ -307,7 +307,8 @@ assert acl.rt.reset_device(0) == 0
 assert acl.finalize() == 0
 """)
     f = only(run, "stream", "leak")
-    assert f"acl.rt.destroy_context at {run.path}:{run.marks['destroy_ctx']}" in f.message
+    assert (f"acl.rt.destroy_context (aclrtDestroyContext) at {run.path}:"
+            f"{run.marks['destroy_ctx']}") in f.message
     assert "destroy_stream" in f.message and "before acl.rt.destroy_context" in f.message
     assert (str(run.path), run.marks["destroy_ctx"]) in f.sites
 
@@ -366,7 +367,7 @@ assert acl.finalize() == 0
 """)
     assert run.kinds() == [("leak", run.marks["ctx"]), ("leak", run.marks["stream"])], \
         describe(run.findings)
-    reset = f"acl.rt.reset_device at {run.path}:{run.marks['reset']}"
+    reset = f"acl.rt.reset_device (aclrtResetDevice) at {run.path}:{run.marks['reset']}"
     assert all(reset in f.message for f in run.findings), describe(run.findings)
     assert "acl.rt.destroy_context" in run.at("ctx")[0].message
     assert "acl.rt.destroy_stream" in run.at("stream")[0].message
@@ -643,7 +644,8 @@ def test_pitfall2_leak_on_the_error_path_is_one_leak(tmp_path: Path) -> None:
     f = only(run, "malloc", "leak")
     assert ("freed on 90 of 100 iterations; the others leak — free on the error path too "
             "(try/finally)") in f.message
-    assert f"acl.rt.memcpy at {run.path}:{run.marks['fails']} failed (100000) in 10" in f.message
+    assert (f"acl.rt.memcpy (aclrtMemcpy) at {run.path}:{run.marks['fails']} failed (100000) "
+            "in 10") in f.message
     assert len(f.ids["allocs"]) == 10
     assert "40.0 KiB" in f.message
 
@@ -732,7 +734,8 @@ def test_pitfall3_worker_thread_without_context(tmp_path: Path) -> None:
     f = only(run, "malloc", "context_not_set")
     assert "worker-0" in f.message and "acl.rt.malloc" in f.message
     create = line_of(run, "acl.rt.create_context(0)")
-    assert ("call acl.rt.set_context(ctx) in this thread; ctx was created at "
+    assert ("call acl.rt.set_context(ctx) (aclrtSetCurrentContext) in this thread; ctx was "
+            "created at "
             f"{run.path}:{create} in thread 0 (MainThread)") in f.message
 
 
@@ -765,7 +768,8 @@ assert ret == 107002
 assert acl.finalize() == 0
 """)
     f = only(run, "malloc", "context_not_set")
-    assert f"acl.rt.reset_device at {run.path}:{run.marks['reset']}" in f.message
+    assert (f"acl.rt.reset_device (aclrtResetDevice) at {run.path}:{run.marks['reset']}"
+            in f.message)
 
 
 WRONG_CTX = """
@@ -883,7 +887,8 @@ def test_pitfall4_misaligned_host_buffer_in_memcpy_async(tmp_path: Path) -> None
     run = run_program(tmp_path, _async_copy(MISALIGNED, True))
     f = only(run, "copy", "misaligned_host_buffer")
     assert "64-byte" in f.message and "3 times" in f.message
-    assert f"acl.rt.malloc_host at {run.path}:{run.marks['host']}" in f.message
+    assert (f"acl.rt.malloc_host (aclrtMallocHost) at {run.path}:{run.marks['host']}"
+            in f.message)
 
 
 def test_pitfall4_fixed_with_malloc_host(tmp_path: Path) -> None:

@@ -3,13 +3,90 @@
 A Finding says what happened, the rule that was broken, the evidence (file:line of every call
 involved) and the fix, and carries the ids it refers to. Checks are pure functions
 ``Trace -> list[Finding]``; nothing here changes a trace.
+
+Every message names the C API function beside the pyACL one at its first mention
+(``acl.rt.malloc (aclrtMalloc)``): ``with_c_names`` is the one place that formats them, and
+``Finding`` applies it to every message, so the checks write pyACL names only.
 """
 
 from __future__ import annotations
 
 import html
+import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
+
+# The binding's method table is plain data (it imports nothing from acl_lab); importing it
+# loads the acl_lab.acl package, which imports the runtime, never the tracer: no cycle.
+from ...acl._binding import BY_NAME
+
+#: A dotted pyACL name in a message (``acl.rt.malloc``; a trailing full stop is not part).
+_API = re.compile(r"(?<![\w.])acl(?:\.[A-Za-z_][A-Za-z0-9_]*)+")
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+@lru_cache(maxsize=1024)
+def c_name_of(name: str) -> str | None:
+    """The C function the pyACL function ``name`` calls (binding table), or None when it
+    calls none by a C name (``acl.util.ptr_to_numpy``) or is not in the table."""
+    entry = BY_NAME.get(name)
+    if entry is None or not _IDENT.fullmatch(entry.cname):
+        return None
+    return entry.cname
+
+
+def api_name(name: str) -> str:
+    """``name`` for a message: ``"acl.rt.malloc (aclrtMalloc)"``, or ``name`` alone when it
+    has no C name."""
+    cname = c_name_of(name)
+    return f"{name} ({cname})" if cname else name
+
+
+def _call_end(text: str, start: int) -> int:
+    """The index just past the parenthesised argument list opening at ``text[start]``
+    (``start`` itself when the parentheses do not close)."""
+    depth = 0
+    for i in range(start, len(text)):
+        if text[i] == "(":
+            depth += 1
+        elif text[i] == ")":
+            depth -= 1
+            if depth == 0:
+                return i + 1
+    return start
+
+
+def with_c_names(text: str) -> str:
+    """``text`` with the C name beside the first mention of each pyACL function.
+
+    ``acl.rt.free`` becomes ``acl.rt.free (aclrtFree)``; a call written out,
+    ``acl.rt.subscribe_report(tid, stream)``, gets it after its arguments, and a name alone
+    in parentheses, ``(acl.rt.malloc)``, reads ``(acl.rt.malloc / aclrtMalloc)``. A mention already
+    followed by its C name is left alone, so applying this twice changes nothing.
+    """
+    out: list[str] = []
+    seen: set[str] = set()
+    pos = 0
+    for m in _API.finditer(text):
+        name = m.group(0)
+        cname = c_name_of(name)
+        if cname is None or name in seen:
+            continue
+        seen.add(name)
+        end = m.end()
+        # "(acl.rt.malloc)" reads "(acl.rt.malloc / aclrtMalloc)", not nested parentheses
+        inside = m.start() > 0 and text[m.start() - 1] == "(" and text.startswith(")", end)
+        if end < len(text) and text[end] == "(":
+            end = _call_end(text, end)
+        beside = f" / {cname}" if inside else f" ({cname})"
+        if text.startswith((f" / {cname}", f" ({cname})"), end):
+            continue
+        out.append(text[pos:end])
+        out.append(beside)
+        pos = end
+    out.append(text[pos:])
+    return "".join(out)
 
 SEVERITIES = ("error", "warning", "info")
 
@@ -37,6 +114,10 @@ class Finding:
     calls: tuple[int, ...] = ()
     ids: dict[str, tuple[int, ...]] = field(default_factory=dict)
     sites: tuple[tuple[str, int], ...] = ()
+
+    def __post_init__(self) -> None:
+        # the C API name beside each pyACL name, in one place for every check
+        object.__setattr__(self, "message", with_c_names(self.message))
 
     def __str__(self) -> str:
         where = f" ({self.file}:{self.line})" if self.file else ""
