@@ -31,6 +31,7 @@ import acl_lab.acl  # registers the pyACL surface
 import acl_lab.aclnn  # noqa: F401  (registers the aclnn extension)
 from acl_lab.acl._boundary import registry
 from acl_lab.constants import (
+    ACL_ERROR_GE_AIPP_NOT_EXIST,
     ACL_ERROR_GE_DYNAMIC_BATCH_SIZE_INVALID,
     ACL_ERROR_GE_DYNAMIC_INPUT_LENGTH_INVALID,
     ACL_ERROR_GE_EXEC_MODEL_DATA_SIZE_INVALID,
@@ -831,6 +832,61 @@ row("acl.mdl.get_dataset_buffer", (IN_DS, 0), valued(_DS_BAD, 0),
     at(1, -1, nonzero(0), "negative index (§5h: returns 0)"))
 row("acl.mdl.get_dataset_num_buffers", (IN_DS,), valued(_DS_BAD, 0))
 row("acl.mdl.destroy_dataset", (EMPTY_DS,), _DS_BAD)
+
+# AIPP (acl_aipp.cpp): a live 1-batch parameter set; the setters' ranges give 100000
+AIPP, DEAD_AIPP = Ref("aipp"), Ref("dead_aipp")
+_AIPP_BAD = handle(0, DEAD_AIPP, None, DESC, what="aclmdlAIPP parameter set")
+row("acl.mdl.create_aipp", (1,),
+    at(0, 0, nonzero(0), "batch 0: the C call returns NULL"),
+    at(0, 1 << 40, nonzero(0), "a batch count no memory holds: NULL"))
+row("acl.mdl.destroy_aipp", (AIPP,), _AIPP_BAD)
+row("acl.mdl.set_aipp_input_format", (AIPP, 1), _AIPP_BAD,
+    at(1, 99, E_PARAM, "not an aclAippInputFormat"))
+row("acl.mdl.set_aipp_csc_params",
+    (AIPP, 1, 298, 516, 0, 298, -100, -208, 298, 0, 409, 0, 0, 0, 16, 128, 128), _AIPP_BAD,
+    at(1, 2, E_PARAM, "switch 2"), at(2, 32700, E_PARAM, "matrix value past 32676"))
+for _n in ("acl.mdl.set_aipp_rbuv_swap_switch", "acl.mdl.set_aipp_ax_swap_switch"):
+    row(_n, (AIPP, 1), _AIPP_BAD, at(1, 2, E_PARAM, "switch 2"))
+row("acl.mdl.set_aipp_src_image_size", (AIPP, 224, 224), _AIPP_BAD,
+    at(1, 1, E_PARAM, "width 1 (the minimum is 2)"), at(2, 4097, E_PARAM, "height past 4096"))
+row("acl.mdl.set_aipp_crop_params", (AIPP, 1, 0, 0, 224, 224, 0), _AIPP_BAD,
+    at(6, 1, E_PARAM, "batch index 1 of a 1-batch set"), at(1, 2, E_PARAM, "switch 2"),
+    at(2, 4096, E_PARAM, "crop start past 4095"))
+row("acl.mdl.set_aipp_padding_params", (AIPP, 1, 0, 0, 32, 32, 0), _AIPP_BAD,
+    at(6, 1, E_PARAM, "batch index 1 of a 1-batch set"), at(2, 33, E_PARAM, "padding past 32"))
+row("acl.mdl.set_aipp_scf_params", (AIPP, 1, 16, 16, 1920, 16, 0), _AIPP_BAD,
+    at(6, 1, E_PARAM, "batch index 1 of a 1-batch set"),
+    at(4, 1921, E_PARAM, "output width past 1920"))
+row("acl.mdl.set_aipp_dtc_pixel_mean", (AIPP, 104, 117, 123, 0, 0), _AIPP_BAD,
+    at(1, 256, E_PARAM, "mean past 255"), at(5, 1, E_PARAM, "batch index 1 of a 1-batch set"))
+row("acl.mdl.set_aipp_dtc_pixel_min", (AIPP, 0.0, 0.0, 0.0, 0.0, 0), _AIPP_BAD,
+    at(1, -1.0, E_PARAM, "min below 0"), at(5, 1, E_PARAM, "batch index 1 of a 1-batch set"))
+row("acl.mdl.set_aipp_pixel_var_reci", (AIPP, 1.0, 1.0, 1.0, 1.0, 0), _AIPP_BAD,
+    at(1, 70000.0, E_PARAM, "var_reci past 65504"),
+    at(5, 1, E_PARAM, "batch index 1 of a 1-batch set"))
+row("acl.mdl.get_aipp_data_size", (1,),
+    at(0, 0, nonzero(0), "batch 0"), at(0, 1 << 62, nonzero(0), "the size overflows size_t"))
+row("acl.mdl.get_aipp_type", (MODEL, 0),
+    at(1, 5, code(ACL_ERROR_GE_PARAM_INVALID, (0, 0xFFFFFFFF)), "index past the inputs"),
+    at(0, UNLOADED_MODEL, code(ACL_ERROR_GE_EXEC_MODEL_ID_INVALID, (0, 0xFFFFFFFF)),
+       "unloaded model"))
+# MODEL has no AIPP: the best get_first_aipp_info is (None, 145015), set_input_aipp's is
+# 100000 (no dynamic AIPP input) and set_aipp_by_input_index's 500000 (none linked)
+row("acl.mdl.get_first_aipp_info", (MODEL, 0),
+    at(1, 5, code(ACL_ERROR_GE_PARAM_INVALID, None), "index past the inputs"),
+    at(0, UNLOADED_MODEL, code(ACL_ERROR_GE_EXEC_MODEL_ID_INVALID, None), "unloaded model"),
+    good_ret=ACL_ERROR_GE_AIPP_NOT_EXIST)
+row("acl.mdl.set_input_aipp", (MODEL, IN_DS, 0, AIPP),
+    at(1, 0, E_PARAM, "null dataset"), at(3, 0, E_PARAM, "null parameter set"),
+    at(3, DEAD_AIPP, E_PARAM, "destroyed parameter set"),
+    at(0, UNLOADED_MODEL, code(ACL_ERROR_INVALID_MODEL_ID), "unloaded model"),
+    at(2, 5, code(ACL_ERROR_GE_PARAM_INVALID), "index past the inputs"),
+    good_ret=ACL_ERROR_INVALID_PARAM)
+row("acl.mdl.set_aipp_by_input_index", (MODEL, IN_DS, 0, AIPP),
+    at(3, 0, E_PARAM, "null parameter set"), at(1, 0, E_PARAM, "null dataset"),
+    at(2, 1, E_PARAM, "no buffer at index 1"),
+    at(0, UNLOADED_MODEL, code(ACL_ERROR_GE_EXEC_MODEL_ID_INVALID), "unloaded model"),
+    good_ret=500000)
 
 
 def _execute_cases(stream: bool) -> list[_At | Bad]:

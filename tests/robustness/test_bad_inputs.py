@@ -378,6 +378,14 @@ class World(MediaWorld):
         assert acl.mdl.destroy_desc(desc) == 0
         return int(ds)
 
+    def _aipp(self) -> int:
+        return int(self.acl.mdl.create_aipp(1))
+
+    def _dead_aipp(self) -> int:
+        p = self._aipp()
+        assert self.acl.mdl.destroy_aipp(p) == 0
+        return p
+
     def _unloaded_model(self) -> int:
         mid = int(ok(self.acl.mdl.load_from_file(self.get(T.MODEL_PATH))))
         assert self.acl.mdl.unload(mid) == 0
