@@ -29,6 +29,7 @@ and ignores any positional arguments (53 entries, e.g. ``acl.rt.get_device(0)``)
 
 from __future__ import annotations
 
+import inspect
 import operator
 import sys
 from collections.abc import Callable
@@ -382,9 +383,31 @@ def acl_api(name: str, cname: str, fmt: str, out: int | str = 0, launch: bool = 
                                              f"<acl_api {name}>", env))
         wrapper.__acl_name__ = name
         wrapper.__acl_cname__ = cname
+        wrapper.__signature__ = _pyacl_signature(impl, len(letters))
         return wrapper
 
     return deco
+
+
+_POSITIONAL = inspect.Parameter.POSITIONAL_ONLY
+
+
+def _pyacl_signature(impl: Callable[..., Any], n: int) -> inspect.Signature:
+    """The signature a pyACL caller sees (``help()``, Jupyter's Shift-Tab): the
+    implementation's parameters after ``(session, thread, call_id)``, positional only (the
+    binding's functions are METH_VARARGS: no keywords), with their defaults. Read from the
+    code object, not ``inspect.signature(impl)``: it is made for every function at import."""
+    code = impl.__code__
+    names = code.co_varnames[3:min(code.co_argcount, 3 + n)]
+    defaults = impl.__defaults__ or ()
+    first_default = len(names) - len(defaults)
+    params = [inspect.Parameter(p, _POSITIONAL, default=defaults[i - first_default]
+                                if i >= first_default else inspect.Parameter.empty)
+              for i, p in enumerate(names)]
+    if len(names) < n and code.co_flags & inspect.CO_VARARGS:  # e.g. (aipp, switch, *coeffs)
+        rest = code.co_varnames[code.co_argcount + code.co_kwonlyargcount]
+        params.append(inspect.Parameter(rest, inspect.Parameter.VAR_POSITIONAL))
+    return inspect.Signature(params)
 
 
 #: Call sites of callers in another language: the file of a bridge module -> a function
