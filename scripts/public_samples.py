@@ -540,7 +540,8 @@ def run_sample(repo: str, sample: Sample, workroot: Path) -> dict[str, Any]:
                 code = src[line - 1].strip() if line <= len(src) else ""
             findings.append({"kind": f["kind"], "severity": f["severity"], "file": rel,
                              "line": line, "code": code,
-                             "message": f["message"].split(". ")[0][:240]})
+                             "message": f["message"].replace(str(work) + os.sep, "")
+                             .split(". ")[0][:240]})
         rec["error"] = data.get("error") or ""
     rec["findings"] = findings
     rec["first_error"] = (first_error(stderr).replace(str(work) + os.sep, "")
