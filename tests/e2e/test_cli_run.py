@@ -119,7 +119,8 @@ def test_async_copy_flow_runs_and_reports_the_leaked_streams(tmp_path: Path) -> 
     for f in summary["findings"]:
         assert same_file(f["file"], prog), f
         assert "stream" in f["message"] and "acl.rt.destroy_stream" in f["message"]
-        assert f"acl.rt.destroy_context at {f['file']}:{destroy_ctx}" in f["message"]
+        assert (f"acl.rt.destroy_context (aclrtDestroyContext) at {f['file']}:{destroy_ctx}"
+                in f["message"])
 
 
 def test_async_copy_flow_stats_match_the_trace_file(tmp_path: Path) -> None:

@@ -90,7 +90,7 @@ def test_sample_71_sync_resnet50(tmp_path: Path, zoo_paths: dict[str, str]) -> N
                                              ("leak", program, malloc)])
     # One finding per mistake: the stream's leak also names the destroy_context that
     # released it (no separate destroy_order); the I/O buffers are the input and the output.
-    released = f"acl.rt.destroy_context at {PROGRAMS / program}:" \
+    released = f"acl.rt.destroy_context (aclrtDestroyContext) at {PROGRAMS / program}:" \
                f"{line_of(program, 'acl.rt.destroy_context(context)')}"
     assert released in finding_at(summary, stream)["message"]
     assert "acl.rt.destroy_stream" in finding_at(summary, stream)["message"]
