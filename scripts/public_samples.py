@@ -7,7 +7,9 @@ public Ascend samples repository (a bare git directory is enough)::
     python scripts/public_samples.py --repo ... \
         --only python/level2_simple_inference/1_classification/googlenet_imagenet_picture
 
-(``--repo`` defaults to ``$ACL_LAB_SAMPLES_REPO``.) For each sample it extracts the sample
+(``--repo`` defaults to ``$ACL_LAB_SAMPLES_REPO``; the samples' own imports come with
+``pip install -e .[samples]``, and the video super-resolution sample needs the ``ffmpeg``
+programs.) For each sample it extracts the sample
 and ``python/common`` (acllite) with ``git archive HEAD``, writes substitute inputs where
 the sample's code and README expect them (an emulated ``.om`` with the input and output
 shapes the README's ``atc`` line and the code use, built from a small graph of our own;
