@@ -261,8 +261,10 @@ SAMPLES: list[Sample] = [
            models=[Model("model/tf_resnet50.om", [("Placeholder", "uint8", (1, 224, 224, 3))],
                          [("float32", (1, 1001))])],
            images=[("data/dog1_1024_683.jpg", 1024, 683)],
-           note="needs dynamic hw / AIPP (in progress): the substitute has a static 224x224 "
-           "input, real ATC's --dynamic_image_size model is not built here yet"),
+           note="needs dynamic hw / AIPP (in progress): its model is AIPP over "
+           "--dynamic_image_size gears, which acl-lab atc refuses today (E10052: AIPP with "
+           "dynamic image size is not emulated), so the substitute is static and has no "
+           "ascend_mbatch_shape_data input"),
     Sample(C + "vdec_resnet50_classification", main="src/acl_sample.py", cwd=".",
            models=[Model("model/resnet50_aipp.om", [("data", "uint8", _nv12(224, 224))],
                          [("float32", (1, 1000))])],
