@@ -160,8 +160,8 @@ class Recorder:
         #: Call ids of the rows from ``_shed_row`` on (sorted: calls begin in id order).
         self._row_cids = array("q")
         #: Droppable calls open while shedding: cid -> (name, row, args rows, strings, rows of
-        #: the other tables) at the call's start.
-        self._open: dict[int, tuple[str, int, int, int, int]] = {}
+        #: the other tables at the call's start, thread).
+        self._open: dict[int, tuple[str, int, int, int, int, int]] = {}
         self._others = [tab for name, tab in self.tables.items() if name not in _OWN_TABLES]
         self._bufs = [tab.buf for tab in self.tables.values()]  # (never replaced, only resized)
         #: Dropped calls per API name, and the site of the first one.
@@ -262,7 +262,7 @@ class Recorder:
     def _other_rows(self) -> int:
         return sum(map(_ROWS, self._others))
 
-    def _before_call(self, cid: int, name: str, ptrs: int) -> None:
+    def _before_call(self, cid: int, name: str, ptrs: int, thread: int) -> None:
         """Slow path of ``on_call_begin``: look at the bound, or note a call while shedding."""
         if cid < self._shed_cid:
             used = self.footprint()
@@ -277,9 +277,12 @@ class Recorder:
         elif cid >= self._next_compact and self._ts is not None:
             self._maybe_compact(cid)
         self._row_cids.append(cid)
+        ts = self._ts
+        if ts is not None and not ts.off and ts.on_call_begin(cid, thread) and thread:
+            return  # a thread's first call: the race check's thread start edge needs it
         if not ptrs and name not in KEEP_CALLS:
             self._open[cid] = (name, self._calls.n, self._args.n, len(self.strings),
-                               self._other_rows())
+                               self._other_rows(), thread)
 
     def _end_shed_call(self, cid: int, end: int, ret: int) -> None:
         """Complete a call made while shedding; drop it when nothing needs it."""
@@ -289,10 +292,16 @@ class Recorder:
         opened = self._open.pop(cid, None)
         if opened is None or ret != 0:
             return
-        name, row, arg_start, nstrings, others = opened
+        name, row, arg_start, nstrings, others, thread = opened
         calls, args = self._calls, self._args
         if row != calls.n - 1 or others != self._other_rows():
             return  # a later call's row follows it (and its args), or another row needs it
+        ts = self._ts
+        if thread and ts is not None and not ts.off:
+            # Not yet: the newest call of a thread other than the first may be its last one,
+            # which the race check's join edge leaves from (compaction removes it later).
+            ts.hold_call(cid, thread, False, calls.size + (args.n - arg_start) * args.size)
+            return
         if self.first_dropped is None:
             self.first_dropped = (self.strings[calls.get(row, "file")], calls.get(row, "line"))
         self.dropped[name] = self.dropped.get(name, 0) + 1
@@ -461,14 +470,12 @@ class Recorder:
 
     # --------------------------------------------------------------- hooks
     def on_thread(self, th: Any) -> None:
-        if self._ts is not None:
-            self._ts.stop("the program uses several host threads")
         self.tables["threads"].append(self.s(th.name), 1 if th.started_by_acl else 0)
 
     def on_call_begin(self, cid: int, name: str, thread: int, ctx: int, file: str, line: int,
                       start: int, args: tuple[Any, ...], ptrs: int) -> None:
         if cid >= self._next_check:
-            self._before_call(cid, name, ptrs)
+            self._before_call(cid, name, ptrs, thread)
         intern = self._intern
         n = intern.get(name)
         if n is None:
@@ -634,13 +641,18 @@ class Recorder:
 
     def on_sync(self, call: int, kind: int, target: int, start: int, end: int) -> None:
         ts = self._ts
-        if ts is not None and not ts.off:
-            ts.syncs.append((call, kind, target))
+        if ts is not None and not ts.off and call in ts.open_thread:
+            syncs = ts.syncs.get(call)
+            if syncs is None:
+                ts.syncs[call] = [(kind, target)]
+            else:
+                syncs.append((kind, target))
         self.tables["syncs"].append(self.row_of(call), kind, target, start, end)
 
     def on_callback(self, task: int, thread: int, start: int, end: int) -> None:
-        if self._ts is not None:
-            self._ts.stop("the program uses host callbacks")
+        ts = self._ts
+        if ts is not None and not ts.off:
+            ts.on_callback(task, thread)
         self.tables["callbacks"].append(self.task_row(task), thread, start, end)
 
     def on_diag(self, call: int, level: int, kind: str, message: str) -> None:

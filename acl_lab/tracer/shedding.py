@@ -27,10 +27,8 @@ _K = {name: i for i, name in enumerate(TASK_KINDS)}
 _RECORD, WAIT, _RESET, _CALLBACK = (_K["event_record"], _K["event_wait"], _K["event_reset"],
                                      _K["callback"])
 #: syncs.kind values (runtime SYNC_*) and the return codes of a wait that timed out.
-_SYNC_STREAM, _SYNC_DEVICE, _SYNC_EVENT, _SYNC_REPORT = 0, 1, 2, 3
+_SYNC_STREAM, _SYNC_DEVICE, _SYNC_EVENT, _SYNC_REPORT, _SYNC_JOIN = 0, 1, 2, 3, 4
 _TIMEOUTS = (507046, 507047)
-#: Knowledge key of the host thread's own timeline (the race check's key of thread 0).
-_HOST = host_key(0)
 
 #: What a point of the program is known to come after, as the race check will see it:
 #: timeline key -> the latest *kept* task with memory accesses on that timeline. Streams are
@@ -47,20 +45,29 @@ class TaskShedder:
     """Decides, while shedding, which finished tasks can be left out of the trace.
 
     Why leaving a task out never makes the race check report a false race: the check orders
-    two kept accesses when a happens-before path joins them. With one host thread, a path
-    through a left-out task T on stream S runs (a) along S, (b) from T's submitting call, or
-    (c) from the event record a left-out wait waited for. (a) still holds between the kept
-    tasks around T (stream order by id). (b) is the host thread's program order, which every
-    later call, sync and task submission of that thread carries anyway. (c) is the one thing
-    only the wait carries, so a wait is left out only when its record's clock adds nothing to
-    what its stream and the thread already knew (``_covers``); a record is left out only when
-    no kept wait refers to it, no later wait can (a newer record exists, every wait is
-    placed), and a host sync that resolved to it finds the same knowledge at the previous
-    kept record; a host sync is left out only when it adds nothing to what the thread knew.
+    two kept accesses when a happens-before path joins them. A path through a left-out task T
+    on stream S runs (a) along S, (b) from T's submitting call, or (c) from the event record
+    a left-out wait waited for. (a) still holds between the kept tasks around T (stream order
+    by id). (b) is the host thread's program order, which every later call, sync and task
+    submission of that thread carries anyway. (c) is the one thing only the wait carries, so
+    a wait is left out only when its record's clock adds nothing to what its stream and the
+    thread already knew (``covers``); a record is left out only when no kept wait refers to
+    it, no later wait can (a newer record exists, every wait is placed), and a host sync by
+    its own thread that resolved to it finds the same knowledge at the previous kept record;
+    a host sync is left out only when it adds nothing to what the thread knew.
+
     The clocks are ``happens_before``'s, as in ``checks.ordering``: stream order, submission,
-    event edges, stream/device/event syncs and host tasks. Anything they cannot follow (a second thread,
-    callbacks, a drain whose streams the trace does not name) stops task shedding: from then
-    on every task is kept, which is always safe.
+    event edges, stream/device/event syncs and host tasks, one clock per host thread. What
+    the check orders beyond them (a thread's start after the first thread's calls, a join of
+    a thread's last call, a callback's host code after its stream, a blocking callback's
+    stream after the host, a sync that a later call's task overtook) enters these clocks as a
+    fresh point of a "more" timeline: two clocks that agree on it come after the same such
+    point, so ``covers`` stays true only where the check's clocks agree too. Calls the thread
+    edges attach to stay: every thread's first call while shedding, and its newest call
+    until it makes another one (``hold_call``). A wait whose streams the trace does not name
+    (destroy_stream, a pageable copy's drain) is such a point too. What the clocks still
+    cannot follow (a call that both waits and queues work, calls ending out of order) stops
+    task shedding: from then on every task is kept, which is always safe.
 
     What can be missed (and the ``trace_truncated`` warning says so): a race whose two
     accesses are both at sites already kept ``TASK_KEEP_PER_SITE`` times (since the last new
@@ -81,14 +88,38 @@ class TaskShedder:
         self.seen: set[tuple[Any, ...]] = set()
         self.site_epoch: dict[tuple[int, int], int] = {}
         self.epoch = 0
-        #: Undecided stream tasks per stream (in id order), and host tasks of the open call.
+        #: Undecided stream tasks per stream (in id order), and host tasks per open call.
         self.pending: dict[int, deque[Any]] = {}
-        self.host: list[Any] = []
+        self.host: dict[int, list[Any]] = {}
         #: Undecided task id -> (the thread's clock when it was queued, signature).
         self.info: dict[int, tuple[Know, Sig]] = {}
         #: Stream -> clock after its last decided task.
         self.tail: dict[int, Know] = {}
-        self.thr: Know = {("thread",): 1}
+        #: Host thread -> its clock (made at its first call while shedding).
+        self.thr: dict[int, Know] = {}
+        #: Open call -> its thread; per thread its open calls (nested ones: inside a callback)
+        #: and its newest call; the first call of each thread while shedding (never dropped:
+        #: the race check's thread start edge goes to it).
+        self.open_thread: dict[int, int] = {}
+        self.stack: dict[int, list[int]] = {}
+        self.last_call: dict[int, int] = {}
+        self.firsts: set[int] = set()
+        #: Per thread, its newest call when it may be left out: it is, once the thread makes
+        #: another call (the race check's join edge leaves a thread's *last* call).
+        self.held: dict[int, tuple[int, bool, int]] = {}
+        #: A thread other than the first made a call since the first thread's newest call.
+        self.worker_called = False
+        #: Points of each thread / stream where the race check knows more than these clocks
+        #: model (a thread's start and joins, callbacks): each gets a fresh point on the
+        #: timeline ``("more", thread)`` / ``("more-stream", stream)``, so two clocks compare
+        #: equal on what is not modelled only when they come after the same such point.
+        self.more: dict[Any, int] = {}
+        #: Stream -> call of its last decided task (a sync orders only tasks of earlier calls).
+        self.tail_call: dict[int, int] = {}
+        #: Event record / reset id -> the thread that queued it (until its row is decided).
+        self.rec_thread: dict[int, int] = {}
+        #: Blocking callback tasks whose callback ran (their stream then waited for the host).
+        self.blocking: set[int] = set()
         #: Event record/reset ids whose clock is known -> that clock (until decided).
         self.rec_k: dict[int, Know] = {}
         #: Undecided wait -> the record its edge names; record -> undecided waits on it.
@@ -108,8 +139,8 @@ class TaskShedder:
         self.call_ret: dict[int, int] = {}
         #: Something an event row decision waits for changed (see ``_event_rows``).
         self.ev_dirty = False
-        #: Syncs of the open call: (call, kind, target).
-        self.syncs: list[tuple[int, int, int]] = []
+        #: Syncs per open call: (kind, target).
+        self.syncs: dict[int, list[tuple[int, int]]] = {}
         self.alloc_sites: dict[int, tuple[int, int]] = {}
         self._site: tuple[int, tuple[int, int]] = (-1, (-1, 0))
         #: Rows decided out and not yet removed (``Recorder._compact``), and their bytes.
@@ -122,13 +153,12 @@ class TaskShedder:
         view = np.frombuffer(tasks.buf, dtype=tasks.dtype)
         #: Streams with tasks from before shedding.
         self.old_streams = set(np.unique(view["stream"]).tolist()) - {-1}
-        has_callbacks = bool(np.any(view["kind"] == _CALLBACK))
         del view
+        calls = rec.tables["calls"]
+        #: Threads that made calls before shedding.
+        self.old_threads = set(np.unique(np.frombuffer(calls.buf, dtype=calls.dtype)["thread"])
+                               .tolist()) | {0}
         self.streams = set(self.old_streams)
-        if rec.tables["threads"].n > 1:
-            self.stop("the program uses several host threads")
-        elif has_callbacks:
-            self.stop("the program uses host callbacks")
         for obj in self.session.objects:  # waits queued before shedding, not placed yet
             for t in getattr(obj, "pending", ()) if hasattr(obj, "blocked_by") else ():
                 if t.kind == WAIT and t.event is not None:
@@ -142,19 +172,104 @@ class TaskShedder:
         self.off = why
         for attr in ("pending", "info", "tail", "rec_k", "edge_of", "waits_on", "unplaced",
                      "ev_queue", "ev_kept", "call_tasks", "call_ret", "alloc_sites", "needed",
-                     "synced", "kept", "seen", "site_epoch"):
+                     "synced", "kept", "seen", "site_epoch", "host", "syncs", "thr", "open_thread",
+                     "stack", "last_call", "firsts", "held", "more", "tail_call", "rec_thread",
+                     "blocking"):
             getattr(self, attr).clear()
-        self.host.clear()
-        self.syncs.clear()
+
+    def _more(self, key: Any) -> Know:
+        """A fresh point of the "more than modelled" timeline ``key`` (see ``more``)."""
+        n = self.more.get(key, 0) + 1
+        self.more[key] = n
+        return {key: n}
+
+    def on_call_begin(self, cid: int, th: int) -> bool:
+        """A call began on thread ``th``; returns whether it is the thread's first here."""
+        self.open_thread[cid] = th
+        stack = self.stack.get(th)
+        if stack is None:
+            stack = self.stack[th] = []
+        known = self.thr.get(th)
+        first = known is None
+        if known is None:
+            # A thread from before shedding knows its own past; a new one starts after the
+            # first thread's calls so far (the race check's thread start edge) and more.
+            start: Know = ({("thread", th): 1} if th in self.old_threads
+                           else self.thr.get(0, {}))
+            clk = join(start, self._more(("more", th)))
+            if th:
+                self.firsts.add(cid)
+        else:
+            clk = known
+        if not first and stack:
+            # a call inside an open one: a host callback's code, after its stream's work
+            clk = join(clk, self._more(("more", th)))
+        if th == 0:
+            if self.worker_called:  # the race check may join a thread that ended here
+                self.worker_called = False
+                clk = join(clk, self._more(("more", 0)))
+        else:
+            self.worker_called = True
+            held = self.held.pop(th, None)
+            if held is not None:  # its thread goes on: no longer its last call
+                self._release(*held)
+        self.thr[th] = clk
+        stack.append(cid)
+        self.last_call[th] = cid
+        return first
+
+    def hold_call(self, cid: int, th: int, sync: bool, nbytes: int) -> None:
+        """Leave out call ``cid`` (and its syncs when ``sync``) of thread ``th`` as soon as
+        it is not the thread's last call (at once for the first thread)."""
+        if th and self.last_call.get(th) == cid:
+            self.held[th] = (cid, sync, nbytes)
+        else:
+            self._release(cid, sync, nbytes)
+
+    def _release(self, cid: int, sync: bool, nbytes: int) -> None:
+        self.dead_cids.append(cid)
+        if sync:
+            self.dead_sync_cids.append(cid)
+        self.dead_bytes += nbytes
+
+    def on_callback(self, task: int, th: int) -> None:
+        """A host callback ran on thread ``th``: the thread now comes after its stream's work
+        queued before it, and a blocking callback's stream after the thread (not modelled:
+        fresh "more" points)."""
+        if th in self.thr:
+            self.thr[th] = join(self.thr[th], self._more(("more", th)))
+        t = self._task(task)
+        if t is not None and t.stream is not None and getattr(t, "block", False):
+            s = t.stream.oid
+            if task < self.rec.shed_tid:
+                self.tail[s] = join(self._tail(s), self._more(("more-stream", s)))
+            else:
+                self.blocking.add(task)
+
+    def _task(self, tid: int) -> Any:
+        for dq in self.pending.values():
+            for t in dq:
+                if t.id == tid:
+                    return t
+        objs = self.session.objects
+        for obj in objs:
+            if hasattr(obj, "blocked_by"):
+                b = obj.blocked_by
+                if b is not None and b.id == tid:
+                    return b
+        return None
 
     def on_task(self, t: Any) -> None:
         """A task was queued: note its signature and the thread's clock."""
         kind = t.kind
-        if kind == _CALLBACK:
-            self.stop("the program uses host callbacks")
-            return
         s = t.stream
         cid = t.call
+        th = self.open_thread.get(cid)
+        if th is None:
+            self.stop("a task queued outside its call")
+            return
+        if kind == _CALLBACK:
+            self.needed.add(t.id)  # its callbacks row names it
         if self._site[0] != cid:
             rec = self.rec
             call_site = rec.newest_site
@@ -176,14 +291,18 @@ class TaskShedder:
                 for site, _ in acc:
                     site_epoch[site] = self.epoch
         epoch = max([site_epoch.get(site, 0) for site, _ in acc]) if acc else 0
-        self.info[t.id] = (self.thr, (sig, epoch))
+        self.info[t.id] = (self.thr[th], (sig, epoch))
         ct = self.call_tasks.get(cid)
         if ct is None:
-            self.call_tasks[cid] = [1, 0]
+            self.call_tasks[cid] = [1, 0, th]
         else:
             ct[0] += 1
         if s is None:
-            self.host.append(t)
+            host = self.host.get(cid)
+            if host is None:
+                self.host[cid] = [t]
+            else:
+                host.append(t)
             return
         dq = self.pending.get(s.oid)
         if dq is None:
@@ -191,6 +310,7 @@ class TaskShedder:
             self.streams.add(s.oid)
         dq.append(t)
         if kind in (_RECORD, _RESET):
+            self.rec_thread[t.id] = th
             q = self.ev_queue.get(t.event.oid)
             if q is None:
                 q = self.ev_queue[t.event.oid] = deque()
@@ -232,29 +352,35 @@ class TaskShedder:
     def on_call_end(self, cid: int, ret: int) -> None:
         """A call ended (effects applied up to the caller's clock): decide what finished."""
         self.settle()
-        syncs = self.syncs
+        th = self.open_thread.pop(cid, None)
+        if th is None:
+            self.stop("a call that ended twice")
+            return
+        stack = self.stack[th]
+        if stack and stack[-1] == cid:
+            stack.pop()
+        else:
+            self.stop("calls of one thread that end out of order")
+            return
+        syncs = self.syncs.pop(cid, None)
         if syncs:
-            self.syncs = []
             if ret not in _TIMEOUTS:
-                needed = [self._apply_sync(call, cid, kind, target)
-                          for call, kind, target in syncs]
+                needed = [self._apply_sync(th, cid, kind, target) for kind, target in syncs]
                 if any(t.call == cid for dq in self.pending.values() for t in dq):
                     self.stop("a call that both waits and queues work")
-                elif not any(needed) and ret == 0 and cid not in self.call_tasks:
+                elif (not any(needed) and ret == 0 and cid not in self.call_tasks
+                      and cid not in self.firsts):
                     # The host already knew everything this wait tells: the race check needs
                     # neither its sync rows nor (if nothing else names it) its call.
-                    self.dead_sync_cids.append(cid)
-                    self.dead_cids.append(cid)
                     tabs = self.rec.tables
-                    self.dead_bytes += (tabs["syncs"].size * len(syncs) + tabs["calls"].size
-                                        + 2 * tabs["args"].size)
+                    self.hold_call(cid, th, True, tabs["syncs"].size * len(syncs)
+                                   + tabs["calls"].size + 2 * tabs["args"].size)
             if self.off:
                 return
-        host = self.host
+        host = self.host.pop(cid, None)
         if host:
             for t in host:
-                self._decide_host(t)
-            host.clear()
+                self._decide_host(t, th)
         if cid in self.call_tasks:
             self.call_ret[cid] = ret
             self._finish_call(cid)
@@ -275,29 +401,34 @@ class TaskShedder:
             return {("task", task): 1}
         return self.rec_k.get(task)
 
-    def _apply_sync(self, call: int, cid: int, kind: int, target: int) -> bool:
-        """The host thread waited: it now knows what the waited-for work knew. Returns
-        whether the sync is needed (False: the thread knew all of that already)."""
-        if call != cid:
-            self.stop("a sync outside its call")
-            return True
+    def _apply_sync(self, th: int, cid: int, kind: int, target: int) -> bool:
+        """Host thread ``th`` waited in call ``cid``: it now knows what the waited-for work
+        knew. Returns whether the sync is needed (False: the thread knew all of that)."""
         objs = self.session.objects
-        before = self.thr
+        before = self.thr[th]
         if kind == _SYNC_EVENT:
             r = objs[target].last_record if 0 <= target < len(objs) else None
+            if r is not None and r.call > cid:  # recorded by another thread meanwhile
+                r = next((x for x in reversed(objs[target].records) if x.call < cid), None)
             if r is None:
                 return False
             k = self._k_of(r.id)
             if k is None:
                 self.stop("an event sync on a record not finished")
                 return True
-            self.thr = join(before, k)
-            if self.thr is before:
+            after = self.thr[th] = join(before, k)
+            if after is before:
                 return False
             if r.id >= self.rec.shed_tid:
-                self.synced.add(r.id)
+                if self.rec_thread.get(r.id, th) == th:
+                    self.synced.add(r.id)
+                else:
+                    self.needed.add(r.id)  # synced by another thread than its own: keep
             return True
         if kind == _SYNC_REPORT:
+            return True
+        if kind == _SYNC_JOIN:  # stop_thread: after the joined thread (not modelled)
+            self.thr[th] = join(before, self._more(("more", th)))
             return True
         if kind == _SYNC_STREAM and target >= 0:
             streams = [target]
@@ -305,14 +436,25 @@ class TaskShedder:
             dev = objs[target].device.index
             streams = [s for s in self.streams if objs[s].ctx.device.index == dev]
         else:
-            self.stop("a wait whose streams the trace does not name")
+            # A wait whose stream the trace does not name (destroy_stream, a pageable copy):
+            # the race check finds it from the call's arguments, or orders the host after
+            # every stream done by then; either way more than these clocks model.
+            self.thr[th] = join(before, self._more(("more", th)))
             return True
+        clk = before
         for s in streams:
-            if s in self.pending:
+            dq = self.pending.get(s)
+            if dq and dq[0].call < cid:
                 self.stop("a sync before its stream's tasks finished")
                 return True
-            self.thr = join(self.thr, self._tail(s))
-        return self.thr is not before
+            if self.tail_call.get(s, -1) > cid:
+                # a later call's task is decided already: its clock is not the one the sync
+                # waited for; the thread learns something not modelled
+                clk = join(clk, self._more(("more", th)))
+            else:
+                clk = join(clk, self._tail(s))
+        self.thr[th] = clk
+        return clk is not before
 
     # ----------------------------------------------------------------- decisions
     def settle(self) -> None:
@@ -354,6 +496,7 @@ class TaskShedder:
             snap = self.info[t.id][0]
             k = join(self._tail(s), snap)
             self.tail[s] = self.rec_k[t.id] = k  # its row is decided in _event_rows
+            self.tail_call[s] = t.call
             self.ev_dirty = True
             return
         snap, sig = self.info.pop(t.id)
@@ -381,16 +524,20 @@ class TaskShedder:
             self._keep(t, sig)
         else:
             self._drop(t)
+        if kind == _CALLBACK and t.id in self.blocking:  # the stream waited for host code
+            self.blocking.discard(t.id)
+            k = join(k, self._more(("more-stream", s)))
         self.tail[s] = k
+        self.tail_call[s] = t.call
 
-    def _decide_host(self, t: Any) -> None:
-        """A synchronous task (on no stream) of the call that just ended."""
+    def _decide_host(self, t: Any, th: int) -> None:
+        """A synchronous task (on no stream) of thread ``th``'s call that just ended."""
         sig = self.info.pop(t.id)[1]
         if t.end < 0 or self._must_keep(t, sig):
             if t.accesses:
-                k = dict(self.thr)
-                k[_HOST] = t.id
-                self.thr = k
+                k = dict(self.thr[th])
+                k[host_key(th)] = t.id
+                self.thr[th] = k
             self._keep(t, sig)
         else:
             self._drop(t)
@@ -415,6 +562,7 @@ class TaskShedder:
     def _event_row(self, t: Any, ev: int) -> None:
         k = self.rec_k.pop(t.id)
         snap, sig = self.info.pop(t.id)
+        self.rec_thread.pop(t.id, None)
         keep = self._must_keep(t, sig)
         if not keep and t.id in self.synced:
             # A host sync found this record; without it the check finds the previous kept one.
@@ -465,8 +613,8 @@ class TaskShedder:
         del self.call_tasks[cid]
         ret = self.call_ret.pop(cid)
         rec = self.rec
-        if ct[1] or ret != 0 or cid in rec.freed_ptr_calls:
+        if ct[1] or ret != 0 or cid in rec.freed_ptr_calls or cid in self.firsts:
             return
-        self.dead_cids.append(cid)
         tabs = rec.tables
-        self.dead_bytes += tabs["calls"].size + 4 * tabs["args"].size  # (a typical arg count)
+        self.hold_call(cid, ct[2], False,
+                       tabs["calls"].size + 4 * tabs["args"].size)  # (a typical arg count)
