@@ -62,7 +62,8 @@ def with_c_names(text: str) -> str:
 
     ``acl.rt.free`` becomes ``acl.rt.free (aclrtFree)``; a call written out,
     ``acl.rt.subscribe_report(tid, stream)``, gets it after its arguments, and a name alone
-    in parentheses, ``(acl.rt.malloc)``, reads ``(acl.rt.malloc / aclrtMalloc)``. A mention already
+    first in parentheses, ``(acl.rt.malloc)`` or ``(acl.rt.malloc, 4 KiB)``, reads
+    ``(acl.rt.malloc / aclrtMalloc)``. A mention already
     followed by its C name is left alone, so applying this twice changes nothing.
     """
     out: list[str] = []
@@ -75,8 +76,9 @@ def with_c_names(text: str) -> str:
             continue
         seen.add(name)
         end = m.end()
-        # "(acl.rt.malloc)" reads "(acl.rt.malloc / aclrtMalloc)", not nested parentheses
-        inside = m.start() > 0 and text[m.start() - 1] == "(" and text.startswith(")", end)
+        # "(acl.rt.malloc)" and "(acl.rt.malloc, 4 KiB)" read "(acl.rt.malloc / aclrtMalloc..."
+        inside = m.start() > 0 and text[m.start() - 1] == "(" and text.startswith((")", ","),
+                                                                               end)
         if end < len(text) and text[end] == "(":
             end = _call_end(text, end)
         beside = f" / {cname}" if inside else f" ({cname})"
