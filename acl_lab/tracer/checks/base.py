@@ -17,10 +17,6 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-# The binding's method table is plain data (it imports nothing from acl_lab); importing it
-# loads the acl_lab.acl package, which imports the runtime, never the tracer: no cycle.
-from ...acl._binding import BY_NAME
-
 #: A dotted pyACL name in a message (``acl.rt.malloc``; a trailing full stop is not part).
 _API = re.compile(r"(?<![\w.])acl(?:\.[A-Za-z_][A-Za-z0-9_]*)+")
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -30,6 +26,12 @@ _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 def c_name_of(name: str) -> str | None:
     """The C function the pyACL function ``name`` calls (binding table), or None when it
     calls none by a C name (``acl.util.ptr_to_numpy``) or is not in the table."""
+    # The binding's method table is plain data, but importing it loads the acl_lab.acl
+    # package (the API layer over the runtime; it never imports the tracer, so there is no
+    # cycle). Imported here, on the first message, so that loading and viewing a trace
+    # does not pay for the API layer.
+    from ...acl._binding import BY_NAME
+
     entry = BY_NAME.get(name)
     if entry is None or not _IDENT.fullmatch(entry.cname):
         return None
