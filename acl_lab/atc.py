@@ -1172,6 +1172,21 @@ def convert_onnx(model_path: str, *, soc_version: str, name: str | None = None,
 #: single-op JSON formats and types (ATC's --singleop description: "format", "shape",
 #: "type" per tensor; aclFormat numbers as in acl.create_tensor_desc)
 _SINGLEOP_FORMATS = {"ND": 2, "NCHW": 0, "NHWC": 1}
+#: formats ATC's single-op JSON names that the emulator does not lay out (5D and fractal
+#: device layouts, and RESERVED for an unused optional input; ATC singleop_desc_intro.md)
+_SINGLEOP_FORMATS_NOT_EMULATED = {"NC1HWC0": 3, "FRACTAL_Z": 4, "FRACTAL_NZ": 29,
+                                  "RESERVED": 40}
+#: every "type" name ATC's single-op JSON accepts (ATC singleop_desc_intro.md: float and
+#: float32 both name DT_FLOAT; float16, fp16 and half name DT_FLOAT16), as numpy names
+_SINGLEOP_TYPES = {"float": "float32", "float32": "float32", "float16": "float16",
+                   "fp16": "float16", "half": "float16", "int8": "int8", "int16": "int16",
+                   "int32": "int32", "int64": "int64", "uint8": "uint8", "uint16": "uint16",
+                   "uint32": "uint32", "uint64": "uint64", "double": "float64",
+                   "bool": "bool"}
+#: type names ATC accepts whose elements numpy cannot hold (so no emulated op computes them);
+#: UNDEFINED (28) marks an unused optional input
+_SINGLEOP_TYPES_NOT_EMULATED = {"complex64": 16, "complex128": 17, "bfloat16": 27,
+                                "UNDEFINED": 28, "int4": 29, "uint1": 30, "complex32": 33}
 _SINGLEOP_FILE = "acl_lab-singleop"
 
 
@@ -1179,11 +1194,20 @@ def _singleop_tensor(op: str, i: int, side: str, d: Any) -> tuple[TensorSpec, in
     where = f"op {op!r} {side} {i}"
     if not isinstance(d, dict):
         raise AtcError(_e10001(str(d), "singleop", f"{where} must be an object"))
-    dtype, fmt, shape = d.get("type"), d.get("format", "ND"), d.get("shape")
-    if dtype not in NUMPY_TO_ACL:
-        raise AtcError(_e10001(str(dtype), "singleop", f"{where}: type must be one of "
-                               + ", ".join(sorted(NUMPY_TO_ACL))))
-    if fmt not in _SINGLEOP_FORMATS:
+    name, fmt, shape = d.get("type"), d.get("format", "ND"), d.get("shape")
+    if name in _SINGLEOP_TYPES_NOT_EMULATED:
+        raise AtcError(_e10001(str(name), "singleop", f"{where}: real ATC accepts type "
+                               f"{name!r}, but acl_lab's operators do not compute it: here "
+                               "type must be one of " + ", ".join(_SINGLEOP_TYPES)))
+    if not isinstance(name, str) or name not in _SINGLEOP_TYPES:
+        raise AtcError(_e10001(str(name), "singleop", f"{where}: type must be one of "
+                               + ", ".join([*_SINGLEOP_TYPES, *_SINGLEOP_TYPES_NOT_EMULATED])))
+    dtype = _SINGLEOP_TYPES[name]
+    if fmt in _SINGLEOP_FORMATS_NOT_EMULATED:
+        raise AtcError(_e10001(str(fmt), "singleop", f"{where}: real ATC accepts format "
+                               f"{fmt!r}, but acl_lab does not lay it out: here format "
+                               "must be ND, NCHW or NHWC"))
+    if not isinstance(fmt, str) or fmt not in _SINGLEOP_FORMATS:
         raise AtcError(_e10001(str(fmt), "singleop", f"{where}: format must be ND, NCHW or "
                                "NHWC"))
     if not isinstance(shape, list) or not all(isinstance(x, int) and x >= 0 for x in shape):

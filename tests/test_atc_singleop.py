@@ -93,3 +93,65 @@ def test_set_model_dir_on_the_compiled_folder_then_execute(
     a = np.arange(128, dtype=np.int32).reshape(8, 16)
     [y] = run_op(ready, "Add", [a, a], [((8, 16), np.int32)])
     np.testing.assert_array_equal(y, a + a)
+
+
+#: a Cast whose input names float32 "float", as the classification samples' op lists do
+CAST_FLOAT = [{"op": "Cast",
+               "input_desc": [{"format": "ND", "shape": [10], "type": "float"}],
+               "output_desc": [{"format": "ND", "shape": [10], "type": "float16"}],
+               "attr": [{"name": "truncate", "type": "bool", "value": False},
+                        {"name": "dst_type", "type": "int", "value": 1}]}]
+
+
+@pytest.mark.parametrize(("name", "number"), [
+    ("float", 0), ("float32", 0), ("float16", 1), ("fp16", 1), ("half", 1), ("int8", 2),
+    ("int32", 3), ("uint8", 4), ("int16", 6), ("uint16", 7), ("uint32", 8), ("int64", 9),
+    ("uint64", 10), ("double", 11), ("bool", 12)])
+def test_every_atc_type_name_compiles_with_its_number(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str, number: int) -> None:
+    """ATC's single-op JSON names float32 "float" or "float32" and float16 "float16", "fp16"
+    or "half" (singleop_desc_intro.md): each name compiles and the file name carries the
+    aclDataType number of the type it names."""
+    ops = [{"op": "Cast",
+            "input_desc": [{"format": "ND", "shape": [4], "type": name}],
+            "output_desc": [{"format": "ND", "shape": [4], "type": name}],
+            "attr": [{"name": "dst_type", "type": "int", "value": number}]}]
+    code, out, err = compile_ops(tmp_path, ops, capsys)
+    assert code == 0, err
+    assert [p.name for p in out.iterdir()] == [f"0_Cast_{number}_2_4_{number}_2_4.om"]
+
+
+def test_cast_from_float_named_float_compiles_and_runs(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], ready: ModuleType) -> None:
+    """The classification samples' Cast (type "float" to "float16"): compiles, is named
+    with 0 (float32) then 1 (float16), and casts once the folder is set as model dir."""
+    code, out, err = compile_ops(tmp_path, CAST_FLOAT, capsys)
+    assert code == 0, err
+    assert [p.name for p in out.iterdir()] == ["0_Cast_0_2_10_1_2_10.om"]
+    assert ready.op.set_model_dir(str(out)) == 0
+    x = np.linspace(-2, 2, 10, dtype=np.float32)
+
+    def cast_attrs(acl: ModuleType, attr: int) -> None:
+        assert acl.op.set_attr_bool(attr, "truncate", 0) == 0
+        assert acl.op.set_attr_int(attr, "dst_type", 1) == 0
+
+    [y] = run_op(ready, "Cast", [x], [((10,), np.float16)], cast_attrs)
+    np.testing.assert_array_equal(y, x.astype(np.float16))
+
+
+@pytest.mark.parametrize(("field", "value", "text"), [
+    ("type", "bfloat16", "real ATC accepts type 'bfloat16'"),
+    ("type", "float64", "type must be one of"),
+    ("format", "FRACTAL_NZ", "real ATC accepts format 'FRACTAL_NZ'"),
+])
+def test_names_atc_accepts_but_numpy_cannot_hold_say_so(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], field: str, value: str,
+        text: str) -> None:
+    """A type ATC accepts that no emulated op computes (bfloat16) and a device layout
+    (FRACTAL_NZ) fail saying real ATC accepts them; a numpy-only name (float64, not an ATC
+    name) fails as unknown."""
+    ops = json.loads(json.dumps(CAST_FLOAT))
+    ops[0]["input_desc"][0][field] = value
+    code, out, err = compile_ops(tmp_path, ops, capsys)
+    assert code == 255 and text in err, err
+    assert not out.exists()
