@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from acl_lab.grading import Report, get_exercise, grade_run, learner_namespace, run_exercise
@@ -217,3 +218,12 @@ def test_double_buffer_budgets_show_the_measured_numbers() -> None:
     # the yardstick is the one-stream version, and the budget lies between it and overlap
     one = ex10.one_stream_ns()
     assert ex10.time_budget_ns() < one
+
+
+@pytest.mark.parametrize(("part", "fn"), [
+    ("10.3", lambda x: x.copy()),
+    ("10.4", lambda blocks: [np.maximum(b, 0) for b in blocks]),
+], ids=["callback_host_copy", "double_buffer_host_relu"])
+def test_computing_on_the_host_scores_nothing(part: str, fn: Any) -> None:
+    """The right values computed without the device: no ACL call, no item passes."""
+    assert _grade(fn, part=part).score == 0
