@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 from importlib.util import find_spec
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import constants
 from .constants import explain
@@ -19,8 +19,10 @@ from .hostwork import host_work
 from .runtime.errors import AclError, DeadlockError
 from .runtime.profiles import PROFILES, get_profile
 from .runtime.session import Session, current_session, set_current_session
-from .tracer.checks import Finding
-from .tracer.trace import Trace
+
+if TYPE_CHECKING:  # loaded on first use (``__getattr__``): the tracer is not needed to run
+    from .tracer.checks import Finding
+    from .tracer.trace import Trace
 
 __version__ = "0.1.0"
 
@@ -83,8 +85,8 @@ _VIEWS = {"call_table", "timeline", "memory_map", "wait_graph", "race_view", "ov
 
 
 def __getattr__(name: str) -> Any:
-    """Views, the zoo, grading and the ladder load on first use (``import acl_lab`` stays light:
-    no plotly)."""
+    """Views, the zoo, grading, the ladder, ``Trace`` and ``Finding`` load on first use
+    (``import acl_lab`` stays light: no plotly, no tracer, no ``acl`` wrappers)."""
     if name in _VIEWS:
         from .tracer import views  # plotly missing: MissingExtra naming the views extra
         return getattr(views, name)
@@ -97,6 +99,12 @@ def __getattr__(name: str) -> Any:
     if name in ("zoo", "grading", "ladder"):
         import importlib
         return importlib.import_module(f"{__name__}.{name}")
+    if name == "Trace":
+        from .tracer.trace import Trace
+        return Trace
+    if name == "Finding":
+        from .tracer.checks import Finding
+        return Finding
     if name == "overlap_summary":
         from .tracer.analysis import overlap_summary
         return overlap_summary
