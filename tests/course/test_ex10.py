@@ -181,6 +181,11 @@ ONE_STREAM = [
 ]
 NO_FILL_WAIT = [("        check_ret(\"acl.rt.stream_wait_event\", acl.rt.stream_wait_event("
                  "compute, filled[b]))\n", "")]
+HOST_WAIT_PER_BLOCK = [("        check_ret(\"acl.rt.record_event\", acl.rt.record_event("
+                        "emptied[b], compute))\n",
+                        "        check_ret(\"acl.rt.record_event\", acl.rt.record_event("
+                        "emptied[b], compute))\n"
+                        "        check_ret(\"sync\", acl.rt.synchronize_stream(compute))\n")]
 BUFFER_PER_BLOCK = [("    for _ in range(2):  ", "    for _ in range(len(blocks)):  "),
                     ("        b = i % 2\n", "        b = i\n"),
                     ("        if i >= 2:  ", "        if i >= len(blocks):  ")]
@@ -190,7 +195,9 @@ BUFFER_PER_BLOCK = [("    for _ in range(2):  ", "    for _ in range(len(blocks)
     (ONE_STREAM, {"overlap", "time"}, "no copy in ran while a Relu ran"),
     (NO_FILL_WAIT, {"no_race"}, "race"),
     (BUFFER_PER_BLOCK, {"memory"}, "the budget is 1048576 bytes"),
-], ids=["serialised_on_one_stream", "missing_event_race", "buffer_per_block"])
+    (HOST_WAIT_PER_BLOCK, {"overlap", "time"}, "no copy in ran while a Relu ran"),
+], ids=["serialised_on_one_stream", "missing_event_race", "buffer_per_block",
+        "host_wait_per_block"])
 def test_double_buffer_wrong_answers_fail_with_their_reason(
         pairs: list[tuple[str, str]], items: set[str], reason: str) -> None:
     report = _grade(_variant_of(pairs, "relu_blocks"), part="10.4")
