@@ -53,6 +53,7 @@ import os
 import pkgutil
 import re
 import resource
+import socket  # noqa: F401 - the pipe transport's C module, mapped before RLIMIT_AS
 import sys
 import threading
 import types
@@ -673,13 +674,18 @@ def main(argv: list[str] | None = None) -> int:
 
     # Everything the grading below needs is bound to locals before the learner's code runs:
     # patching a module attribute afterwards cannot change what this function calls.
-    from .notebook import learner_namespace
-    from .rubric import get_exercise
-    from .runner import describe_exception, run_exercise, run_exercise_remote
+    try:
+        from .notebook import learner_namespace
+        from .rubric import get_exercise
+        from .runner import describe_exception, run_exercise, run_exercise_remote
 
-    load_extra_rubrics()
-    preimport_acl_lab()
-    pipe = _connect_pipe()
+        load_extra_rubrics()
+        preimport_acl_lab()
+        pipe = _connect_pipe()
+    except ImportError as e:
+        if "failed to map segment" in str(e):  # the loader ran out of address space
+            raise MemoryError(f"loading a C module: {e}") from None
+        raise
     exercises = [(get_exercise(ex_id), seed) for ex_id, seed in jobs]
     violations = install_audit_guard(solution_dirs(job.get("solutions", [])),
                                      allowed=[notebook], protected=protected_dirs())

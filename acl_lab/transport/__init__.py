@@ -15,6 +15,6 @@ first user (``acl-lab grade`` records each submission's trace outside its sandbo
 
 from __future__ import annotations
 
-from .client import Pipe, PipeError
+from .client import Pipe, PipeError, install
 
-__all__ = ["Pipe", "PipeError"]
+__all__ = ["Pipe", "PipeError", "install"]

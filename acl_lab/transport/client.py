@@ -35,6 +35,7 @@ import os
 import socket
 import sys
 import threading
+import time
 import weakref
 from collections.abc import Callable
 from typing import Any
@@ -328,6 +329,10 @@ class Pipe(Transport):
                                      daemon=True, name=f"acl-thread-{-key}").start()
                     continue
                 self._box(key).put(msg)
+                # let the thread just answered run before the next frame wakes another
+                # (the server sends replies in the order its calls finished; in one process
+                # the caller runs on while a thread its call woke still waits for the GIL)
+                time.sleep(0)
         except (OSError, codec.CodecError) as e:
             self.bad.append(str(e))
         finally:
@@ -373,6 +378,7 @@ class Pipe(Transport):
     def _raw_ranges(self, args: tuple[Any, ...] | list[Any], which: tuple[tuple[int, int], ...],
                     attach: bool) -> list[list[Any]]:
         out: list[list[Any]] = []
+        maps: list[bytes] | None = None
         for pi, si in which:
             if pi >= len(args) or si >= len(args):
                 continue
@@ -382,9 +388,11 @@ class Pipe(Transport):
                 continue
             if self._inside_mirror(addr, n):
                 continue
-            if _memory.host_range_problem(addr, n, False):
+            if maps is None:
+                maps = _memory.host_mappings()  # read once per call (it is a file read)
+            if _memory.host_range_problem(addr, n, False, maps):
                 continue  # unreadable here: the emulator finds it unmapped too (107000)
-            writable = not _memory.host_range_problem(addr, n, True)
+            writable = not _memory.host_range_problem(addr, n, True, maps)
             out.append([addr, n, hostmem.read(addr, n) if attach else None, writable])
         return out
 
@@ -452,8 +460,16 @@ def install(pipe: Pipe) -> None:
 
     host_work.__doc__ = hostwork.host_work.__doc__
     preprocess_image.__doc__ = hostwork.preprocess_image.__doc__
-    hostwork.host_work = host_work
-    hostwork.preprocess_image = preprocess_image
+    originals = {id(hostwork.host_work): host_work,
+                 id(hostwork.preprocess_image): preprocess_image}
+    # every loaded acl_lab module that imported them by name (acl_lab.host_work, the ladder)
+    for mod_name, module in list(sys.modules.items()):
+        if mod_name != "acl_lab" and not mod_name.startswith("acl_lab."):
+            continue
+        for attr, value in list(vars(module).items()):
+            replacement = originals.get(id(value))
+            if replacement is not None:
+                setattr(module, attr, replacement)
 
 
 _JOIN_PIPES: list[Pipe] = []

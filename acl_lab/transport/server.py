@@ -302,12 +302,9 @@ class Server:
             self._reply(key, None, ("RuntimeError", "a call message has 9 fields"))
             return
         _, _, _, name, args, file, line, sync, drop = msg
-        if name in (HOST_WORK, HOST_PREPROCESS) and type(args) is list \
-                and type(file) is str and type(line) is int:
-            self._host_call(key, name, args, file, line)
-            return
+        host = name in (HOST_WORK, HOST_PREPROCESS)
         bound = self.bound.get(name) if type(name) is str else None
-        if bound is None or type(args) is not list or type(file) is not str \
+        if (bound is None and not host) or type(args) is not list or type(file) is not str \
                 or type(line) is not int or type(sync) is not list or type(drop) is not list:
             self._reply(key, None, ("RuntimeError", f"malformed call of {str(name)[:80]!r}"))
             return
@@ -315,19 +312,30 @@ class Server:
         try:
             with s.lock:
                 self._sync(sync, drop)
+        except ValueError as e:
+            self._reply(key, None, ("RuntimeError", f"{name}: {e}"))
+            return
+        if host or bound is None:
+            self._host_call(key, name, args, file, line)
+            return
+        try:
             call_args = tuple(self._arg(name, i, a) for i, a in enumerate(args))
         except ValueError as e:
             self._reply(key, None, ("RuntimeError", f"{name}: {e}"))
             return
-        try:
-            value = bound(call_args, file, line)
-        except _Exit:
-            raise
-        except BaseException as e:
-            etype = type(e).__name__ if type(e).__name__ in EXCEPTIONS else "RuntimeError"
-            self._reply(key, None, (etype, str(e)))
-            return
-        self._reply(key, self._result(name, value), None)
+        # The reply leaves while this thread still holds the session lock (waits inside the
+        # call release it): a thread the call woke replies after it, so the caller hears
+        # first, as in one process, where it runs on while the woken thread waits for it.
+        with s.lock:
+            try:
+                value = bound(call_args, file, line)
+            except _Exit:
+                raise
+            except BaseException as e:
+                etype = type(e).__name__ if type(e).__name__ in EXCEPTIONS else "RuntimeError"
+                self._reply(key, None, (etype, str(e)))
+                return
+            self._reply(key, self._result(name, value), None)
 
     def _host_call(self, key: int, name: str, args: list[Any], file: str, line: int) -> None:
         """The host-work pseudo-calls: declared work (``host_work``) as the in-process

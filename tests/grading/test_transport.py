@@ -11,6 +11,7 @@ learner that rewrites the recorder, ``json.dumps`` or the Session in its own pro
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import socket
 import struct
@@ -359,3 +360,46 @@ def test_a_learner_rewriting_the_recorder_in_its_process_cannot_change_the_trace
     trace = server_trace(tmp_path)
     assert call_names(trace)[:3] == ["acl.init", "acl.rt.set_device", "acl.rt.malloc"]
     assert "leak" in [f.kind for f in trace.findings()]  # the device buffer never freed
+
+
+# ------------------------------------------------------------------------------ grading
+@pytest.mark.timeout(900)
+def test_solutions_graded_through_the_pipe_score_what_they_score_in_process(
+        tmp_path: Path) -> None:
+    """``acl-lab grade`` (worker in its sandbox, emulator server beside it) gives every
+    exercise of the course's solutions the points the in-process run gives them."""
+    from acl_lab.grading import sandbox
+    from acl_lab.grading.notebook import learner_namespace
+    from acl_lab.grading.report import grade_run
+    from acl_lab.grading.rubric import get_exercise
+    from acl_lab.grading.runner import run_exercise
+
+    from .submissions.builders import run_grade
+
+    notebooks = sorted((REPO / "solutions").glob("*.ipynb"))
+    assert notebooks
+    sub = tmp_path / "submissions" / "alice"
+    sub.mkdir(parents=True)
+    for nb in notebooks:
+        (sub / nb.name).write_bytes(nb.read_bytes())
+    options = () if sandbox.available()[0] else ("--no-sandbox",)
+    graded = run_grade(tmp_path / "submissions", tmp_path / "out", *options, timeout=800,
+                       extra_env={"ACL_LAB_GRADING_EXTRA": ""})
+    assert graded.proc.returncode == 0, graded.proc.stderr[-3000:]
+    exercises = sorted({r["exercise"] for r in graded.rows()})
+    assert len(exercises) >= 10
+    in_process: dict[tuple[str, str], int] = {}
+    for nb in notebooks:
+        ids = json.loads(nb.read_text(encoding="utf-8"))["metadata"]["acl_lab"]["exercises"]
+        namespace = learner_namespace(str(nb), skip_tags=("check",))
+        for ex_id in ids:
+            ex = get_exercise(ex_id)
+            report = grade_run(ex, run_exercise(ex, namespace[ex.entry]))
+            for r in report.results:
+                in_process[ex_id, r.item.id] = r.points_awarded
+    assert {e for e, _ in in_process} == set(exercises)
+    # the graded run's rows of the same items (hidden runs add rows of their own)
+    piped = {(r["exercise"], r["item"]): int(r["points"]) for r in graded.rows()
+             if (r["exercise"], r["item"]) in in_process}
+    assert piped == in_process
+    assert sum(piped.values()) > 0
