@@ -432,8 +432,12 @@ def memcpy(s: S, th: Any, cid: int, dst: int, dest_max: int, src: int, count: in
     Returns ret: 0 (also for count 0 and dst == src), 100000 for null pointers or a kind
     outside 0-7, 107000 for count > dest_max or unknown/freed pointers, 507053 when the
     range runs past the end of an allocation. Differs from real ACL: out-of-bounds copies
-    are refused instead of corrupting neighbouring memory; a kind that disagrees with the
-    pointers is corrected (as the newest runtime does) and noted in the trace.
+    are refused instead of corrupting neighbouring memory, except a host source that runs
+    past its ``acl.util`` buffer: like real ACL it copies the bytes that follow when they
+    are mapped readable (107000 when not, where real ACL may crash), with an error-level
+    finding; a host destination past its buffer is always refused (507053), never written.
+    A kind that disagrees with the pointers is corrected (as the newest runtime does) and
+    noted in the trace.
     """
     s.memcpy(th, cid, dst, dest_max, src, count, kind)
 

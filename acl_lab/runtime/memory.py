@@ -728,6 +728,35 @@ class MemorySystem:
         r.read_only = f"raw host memory whose {why.partition('the ')[2]}" if why else ""
         return r
 
+    def host_overread(self, r: Region, addr: int, nbytes: int, what: str) -> Region:
+        """A read of ``[addr, addr+nbytes)`` that starts in the host buffer ``r`` (one
+        ``acl.util`` handed out) and runs past its end: the region to copy from.
+
+        Real ACL does not know how large a host buffer is: the copy is the driver's
+        (``drvMemcpy``, closed source) and reads whatever bytes follow the buffer, or the
+        process dies if they are not mapped. The emulator copies the same bytes when
+        ``/proc/self/maps`` shows the whole range mapped readable (a raw region over it),
+        and otherwise refuses with the raw-address rule's code (``raw_region``: 107000).
+        Only reads: a write past a host buffer is never done (see ``Session._copy_checks``).
+
+        Raises:
+            AccessError: ``107000`` "unmapped" when part of the range is not mapped readable.
+        """
+        over = addr + nbytes - r.end
+        why = host_range_problem(addr, nbytes, False)
+        if why:
+            raise AccessError(107000, f"{what} range [{addr:#x}, +{nbytes}) runs {over} bytes "
+                                      f"past the end of {KIND_NAMES[r.kind]} allocation "
+                                      f"#{r.id} ({r.size} bytes), and the bytes that follow "
+                                      f"are not readable ({why}): on a card the copy fails "
+                                      "in the driver or the process crashes", "unmapped",
+                              r.id, over)
+        raw = Region(-1, HOST_PAGEABLE, -1, addr, nbytes, nbytes, 0, POOL_HOST, 0,
+                     _writable_view(addr, nbytes), -1)
+        raw.raw = True
+        raw.read_only = "raw host memory past the end of a host buffer (read only here)"
+        return raw
+
     @staticmethod
     def may_write(r: Region) -> str:
         """Why the program may not write ``r`` now, or "" when it may.

@@ -904,12 +904,41 @@ class Session:
         if dst == src:
             return None
         rd, rs, inferred = self._copy_regions(dst, src, count)
+        if rs.kind == HOST_PAGEABLE and not rs.raw and src + count > rs.end:
+            rs = self._host_overread(cid, rs, src, count)
         self._refuse_read_only(cid, rd, dst, "memcpy destination")
         # MemcpyAsyncCheckLocation checks kinds only in RT_RUN_MODE_ONLINE (EP); on the
         # board (RC) host and device memory are one and any kind moves the bytes.
         if kind in (H2H, H2D, D2H, D2D) and kind != inferred and self.run_mode == "host":
             self._check_kind(cid, kind, inferred, rs, rd, asynchronous)
         return rd, rs, inferred
+
+    def _host_overread(self, cid: int, rs: Region, src: int, count: int) -> Region:
+        """A copy source that starts in a host buffer (``acl.util.bytes_to_ptr`` /
+        ``numpy_to_ptr``) and runs past its end: copied like real ACL, with a finding.
+
+        Real ACL does not know a host pointer's size (the copy is the driver's,
+        ``drvMemcpy``, closed source): it copies the bytes that follow the buffer, whatever
+        lies there, or crashes if they are unmapped. The emulator copies the same bytes when
+        they are mapped readable and refuses an unmapped range with the raw-address code
+        (107000, ``MemorySystem.raw_region``). Only sources: a host destination that runs
+        past its buffer stays refused (507053), since the emulator never writes memory the
+        program may not write. The ``host_overread`` diagnostic (error level) carries the
+        overrun for the ``out_of_bounds`` finding.
+        """
+        over = src + count - rs.end
+        where = f" (+{src - rs.addr})" if src != rs.addr else ""
+        head = (f"memcpy source{where}: range of {count} bytes runs {over} bytes past the end "
+                f"of {KIND_NAMES[rs.kind]} allocation #{rs.id} ({rs.size} bytes)")
+        try:
+            raw = self.memory.host_overread(rs, src, count, "memcpy source")
+        except AccessError:
+            self.diag(cid, "host_overread", f"{head}; the bytes that follow are not mapped: "
+                                            "refused with 107000", level=2)
+            raise
+        self.diag(cid, "host_overread", f"{head}; the {over} bytes that follow it were "
+                                        "copied, as real ACL copies them", level=2)
+        return raw
 
     def _check_kind(self, cid: int, kind: int, inferred: int, rs: Region, rd: Region,
                     asynchronous: bool) -> None:

@@ -23,8 +23,9 @@ from __future__ import annotations
 
 import re
 import weakref
+from array import array
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -47,6 +48,24 @@ _MAX_SITES = 4
 
 
 # --------------------------------------------------------------------------- evidence
+def _int_array(values: Any) -> array[int]:
+    """An int64 ``array`` of a numpy column (8 bytes a value; ints are made when read)."""
+    return array("q", np.ascontiguousarray(values, dtype=np.int64).tobytes())
+
+
+@dataclass(frozen=True)
+class _PtrArgs:
+    """The pointer arguments as three int64 arrays, iterated as (call, alloc row, offset):
+    two million of them as a list of tuples would hold hundreds of MB."""
+
+    calls: array[int]
+    allocs: array[int]
+    offsets: array[int]
+
+    def __iter__(self) -> Iterator[tuple[int, int, int]]:
+        return zip(self.calls, self.allocs, self.offsets, strict=True)
+
+
 @dataclass
 class _Evidence:
     """What several checks need, computed once per trace (nothing here changes the trace).
@@ -58,10 +77,10 @@ class _Evidence:
     #: alloc row -> the call that freed it explicitly (``frees.how == 0``).
     freed_by: dict[int, int] = field(default_factory=dict)
     #: pointer arguments: (call, alloc row, offset) for every ARG_PTR value.
-    ptr_args: list[tuple[int, int, int]] = field(default_factory=list)
+    ptr_args: Iterable[tuple[int, int, int]] = ()
     strings: tuple[str, ...] = ()
-    files: list[int] = field(default_factory=list)
-    lines: list[int] = field(default_factory=list)
+    files: array[int] = field(default_factory=lambda: array("q"))
+    lines: array[int] = field(default_factory=lambda: array("q"))
     alloc_calls: list[int] = field(default_factory=list)
     alloc_kinds: list[int] = field(default_factory=list)
     #: failed free call -> its classification (see ``_classify_free``).
@@ -80,8 +99,9 @@ class _Evidence:
         """Gather the free map and the decoded pointer arguments of ``trace``."""
         ev = cls(weakref.ref(trace))
         ev.strings = trace.strings
-        ev.files = trace.calls["file"].tolist()
-        ev.lines = trace.calls["line"].tolist()
+        # int64 arrays, not lists: a million calls' Python ints would be tens of MB
+        ev.files = _int_array(trace.calls["file"])
+        ev.lines = _int_array(trace.calls["line"])
         ev.alloc_calls = trace.allocs["call"].tolist()
         ev.alloc_kinds = trace.allocs["kind"].tolist()
         f = trace.frees
@@ -95,7 +115,7 @@ class _Evidence:
             owner = np.searchsorted(trace.calls["arg_start"], rows, side="right") - 1
             v = vals[rows].astype(np.int64)
             allocs, offs = v >> PTR_SHIFT, v & PTR_OFFSET_MASK
-            ev.ptr_args = list(zip(owner.tolist(), allocs.tolist(), offs.tolist(), strict=True))
+            ev.ptr_args = _PtrArgs(_int_array(owner), _int_array(allocs), _int_array(offs))
         return ev
 
     @property
@@ -394,16 +414,19 @@ def frees_in_flight(trace: Any) -> list[Finding]:
     ev = _Evidence.of(trace)
     tk, calls, acc = trace.tasks, trace.calls, trace.accesses
     by_task: dict[int, list[int]] = defaultdict(list)
-    by_alloc: dict[int, list[int]] = defaultdict(list)
     freed = np.fromiter(ev.freed_by, dtype=np.int64, count=len(ev.freed_by))
     rows = np.nonzero(np.isin(acc["alloc"], freed))[0]
-    for a, t in zip(acc["alloc"][rows].tolist(), acc["task"][rows].tolist(), strict=True):
+    # (columns, not a dict of lists per task: a million copies of a freed buffer are
+    # two million accesses)
+    r_alloc = acc["alloc"][rows].astype(np.int64)
+    r_task = acc["task"][rows].astype(np.int64)
+    fl = trace.failures
+    in_failed = np.isin(r_task, fl["task"])
+    for a, t in zip(r_alloc[in_failed].tolist(), r_task[in_failed].tolist(), strict=True):
         by_task[t].append(a)
-        by_alloc[a].append(t)
-    task_call = tk["call"].tolist()
+    task_call = _int_array(tk["call"])
     hits: set[tuple[int, int]] = set()
     failed: set[int] = set()
-    fl = trace.failures
     for j in range(fl.rows):
         if _FREED_REASON not in trace.string(int(fl["reason"][j])):
             continue
@@ -416,17 +439,17 @@ def frees_in_flight(trace: Any) -> list[Finding]:
                     end < 0 or int(calls["start_ns"][ev.freed_by[a]]) <= end):
                 hits.add((t, a))
                 failed.add(t)
+    # a task of the freeing thread, queued before the free, not ended when it was called
     thread = calls["thread"]
-    for a, tasks in by_alloc.items():
-        fcall = ev.freed_by[a]
-        at = int(calls["start_ns"][fcall])
-        for t in tasks:
-            tcall = task_call[t]
-            if tcall >= fcall or thread[tcall] != thread[fcall]:
-                continue
-            start, end = int(tk["start_ns"][t]), int(tk["end_ns"][t])
-            if start < 0 or (start <= at < end):
-                hits.add((t, a))
+    freed_call = np.full(trace.allocs.rows, -1, dtype=np.int64)
+    freed_call[freed] = np.fromiter(ev.freed_by.values(), dtype=np.int64, count=len(freed))
+    fcall = freed_call[r_alloc]
+    tcall = tk["call"][r_task].astype(np.int64)
+    at = calls["start_ns"][fcall].astype(np.int64)
+    start, end = tk["start_ns"][r_task], tk["end_ns"][r_task]
+    hit = (tcall < fcall) & (thread[tcall] == thread[fcall]) & (
+        (start < 0) | ((start <= at) & (at < end)))
+    hits.update(zip(r_task[hit].tolist(), r_alloc[hit].tolist(), strict=True))
     groups: dict[tuple[Any, ...], _Group] = defaultdict(_Group)
     for t, a in sorted(hits):
         fcall, tcall = ev.freed_by[a], task_call[t]
@@ -491,13 +514,20 @@ def out_of_bounds(trace: Any) -> list[Finding]:
             m = _PAST_END.search(reason)
             g.amounts.append(int(m.group(1)) if m else 0)
     dg = trace.diags
+    # host_overread (session._host_overread): a host source read past its buffer, which real
+    # ACL copies (the driver does not know a host buffer's size); noted before the call's
+    # error, if any, so it names the call. cid -> True when the bytes were copied.
+    overread: dict[int, bool] = {}
     for j in range(dg.rows):
         cid = int(dg["call"][j])
-        if cid < 0 or cid in covered or trace.string(int(dg["kind"][j])) != "error":
+        kind = trace.string(int(dg["kind"][j]))
+        if cid < 0 or cid in covered or kind not in ("error", "host_overread"):
             continue
         m = _PAST_END.search(trace.string(int(dg["message"][j])))
         if m is None:
             continue
+        if kind == "host_overread":
+            overread[cid] = "were copied" in trace.string(int(dg["message"][j]))
         covered.add(cid)
         g = groups[_site_key(ev, cid)]
         g.main.append(cid)
@@ -515,9 +545,20 @@ def out_of_bounds(trace: Any) -> list[Finding]:
         far = max(g.amounts) if g.amounts else 0
         usable = (f", {int(a_size[g.allocs[0]])} bytes usable after the allocator's rounding"
                 if g.allocs else "")
+        reads = [overread[c] for c in g.main if c in overread]
+        if reads and all(reads):
+            what = (f"; real ACL copies the {far} bytes that follow the buffer (it does not "
+                    f"know a host buffer's size); here they were copied too; on a card they "
+                    "are whatever lies there, or a crash if unmapped")
+        elif reads:
+            what = ("; real ACL copies the bytes that follow the buffer (it does not know a "
+                    "host buffer's size); here they were not mapped, so the copy was refused "
+                    "with 107000; on a card the driver fails or the process crashes")
+        else:
+            what = "; the runtime refused it with 507053"
         msg = (f"{api} at {file}:{line} accessed memory past the end of "
                f"{_alloc_text(ev, g.allocs)}{usable}: the range ran {far} bytes past its end"
-               f"{_times(n)}; the runtime refused it with 507053. "
+               f"{_times(n)}{what}. "
                "Rule: every byte a copy, memset, operator or model reads or writes must lie "
                "inside one allocation (offset + length <= size). "
                "Fix: allocate at least offset + length bytes (for models use "
