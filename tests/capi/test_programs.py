@@ -124,6 +124,11 @@ def test_leak_on_an_error_path_is_found_at_its_c_line(libascendcl: Path,
     assert calls(trace) == calls(py_trace)
     assert [f["kind"] for f in py_summary["findings"]] == [f["kind"] for f in
                                                           summary["findings"]]
+    # the advice speaks each program's language
+    (c_leak,) = leaks
+    (py_leak,) = [f for f in py_summary["findings"] if f["kind"] == "leak"]
+    assert "cleanup label or RAII" in c_leak["message"] and "try/finally" not in c_leak["message"]
+    assert "try/finally" in py_leak["message"] and "RAII" not in py_leak["message"]
 
 
 def test_callback_runs_in_the_subscribed_c_thread(libascendcl: Path, tmp_path: Path) -> None:

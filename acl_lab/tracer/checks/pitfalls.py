@@ -43,6 +43,9 @@ _IO = re.compile(r"\b(input|output) (\d+)\b")
 _TASK_MODEL = 6
 _MODEL_EXECUTES = ("acl.mdl.execute", "acl.mdl.execute_async")
 
+#: file suffixes of C and C++ sources: their findings give C advice (no try/finally there)
+C_SOURCE_SUFFIXES = (".c", ".cc", ".cpp", ".cxx", ".h", ".hpp")
+
 
 # ------------------------------------------------------------------------------ helpers
 
@@ -167,13 +170,16 @@ def error_path_leak(trace: Any, rows: list[int], leaked: list[int]) -> Finding:
         evidence = [f"{trace.call_name(cause_code[k])} at {_at(trace, cause_code[k])} failed "
                     f"({int(calls['ret'][cause_code[k]])}) in {count} of them"
                     for k, count in credible]
+        c_source = file.endswith(C_SOURCE_SUFFIXES)
+        guard = "a cleanup label or RAII" if c_source else "try/finally"
+        exits = "goto, return, break" if c_source else "continue, return, raise"
         msg = (f"{kind_text} memory from {file}:{line} ({api}) freed on {n} of {m} iterations; "
-               f"the others leak — free on the error path too (try/finally). {len(leaked)} "
+               f"the others leak — free on the error path too ({guard}). {len(leaked)} "
                f"allocations, {human_bytes(total)}, were never freed. In the leaking iterations "
                + "; ".join(evidence) + ", and the code skipped the free. "
                f"Rule: every {api} needs a matching {free} on every path, including the ones "
-               "that bail out early (continue, return, raise). Fix: put the work between "
-               f"{api} and {free} in try/finally (or free before each early exit).")
+               f"that bail out early ({exits}). Fix: put the work between "
+               f"{api} and {free} in {guard} (or free before each early exit).")
         causes_cids = tuple(cause_code[k] for k, _ in credible)
     else:
         freed_at = [k for k, i in enumerate(order) if i not in leaked_set]
