@@ -406,6 +406,13 @@ def jpeg_predict_dec_size(s: Session, ptr: int, size: int, out_format: int) -> i
 # ------------------------------------------------------------------ kernels
 
 
+def _require_pillow(feature: str) -> None:
+    """Raise MissingExtra (naming the media extra) at the call that queues a JPEG task, not
+    later inside the task, when Pillow is not installed."""
+    from .._extras import require
+    require("PIL", "media", feature)
+
+
 def _decode_yuv(data: bytes, info: JpegInfo) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Y, Cb, Cr planes (uint8, full resolution) of a JPEG, decoded by Pillow."""
     from .._extras import require
@@ -581,6 +588,7 @@ def jpeg_decode_async(s: Session, th: HostThread, cid: int, chan: int, in_ptr: i
                       in_size: int, out_handle: int, stream: int) -> None:
     """acldvppJpegDecodeAsync: queue a JPEGD task that writes YUV420SP into the out desc."""
     api = "acl.media.dvpp_jpeg_decode_async"
+    _require_pillow("JPEG decoding (DVPP JPEGD)")
     _live_channel(s, chan)
     out = pic_desc(s, out_handle)
     st = s.stream(th, stream)
@@ -1141,6 +1149,7 @@ def jpeg_encode_async(s: Session, th: HostThread, cid: int, chan: int, in_handle
     """acldvppJpegEncodeAsync: queue a JPEGE task; the uint32 at host ``size_ptr`` holds the
     output buffer size in and gets the JPEG's size when the task ends."""
     api = "acl.media.dvpp_jpeg_encode_async"
+    _require_pillow("JPEG encoding (DVPP JPEGE)")
     _live_channel(s, chan)
     d = pic_desc(s, in_handle)
     cfg = jpege_config(s, cfg_handle)

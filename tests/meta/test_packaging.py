@@ -259,6 +259,33 @@ def test_pictures_without_pillow_name_the_media_extra() -> None:
     assert res.stdout.split() == ["media", "PIL"]
 
 
+def test_jpeg_decode_without_pillow_fails_at_its_call(tmp_path: Path) -> None:
+    """A DVPP JPEG decode without Pillow fails at the call that queues it, naming the media
+    extra, before any task is queued (not later, inside the stream's task)."""
+    prog = tmp_path / "jpegd.py"
+    prog.write_text(textwrap.dedent("""\
+        import acl
+        acl.init(); acl.rt.set_device(0)
+        ctx, _ = acl.rt.create_context(0)
+        stream, _ = acl.rt.create_stream()
+        desc = acl.media.dvpp_create_channel_desc()
+        acl.media.dvpp_create_channel(desc)
+        out = acl.media.dvpp_create_pic_desc()
+        buf, _ = acl.media.dvpp_malloc(4096)
+        try:
+            acl.media.dvpp_jpeg_decode_async(desc, buf, 4096, out, stream)
+        except ImportError as e:
+            print("refused:", e)
+    """))
+    res = acl_lab_cli("PIL", "run", "--quiet", "--trace", str(tmp_path / "t.acltrace"),
+                      str(prog), cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    assert "refused: JPEG decoding (DVPP JPEGD)" in res.stdout
+    assert "pip install 'acl_lab[media]'" in res.stdout
+    from acl_lab.tracer.trace import Trace
+    assert Trace.load(tmp_path / "t.acltrace").tasks.rows == 0
+
+
 # ----------------------------------------------------------------------------- CLI items
 @pytest.mark.parametrize("command", [["-m", "acl_lab"], ["-c", "from acl_lab.cli import main; "
                                                          "raise SystemExit(main())"]])
