@@ -20,7 +20,9 @@ What is emulated and what is not:
   converted input becomes the raw uint8 picture (NHWC, the size ATC gives it, e.g. w*h*3/2
   for YUV420SP_U8) and the model converts it itself; with dynamic AIPP the input holds
   max_src_image_size bytes and the model gets the ``ascend_dynamic_aipp_data`` input for
-  ``acl.mdl.set_input_aipp``; a configuration ATC refuses fails with E10052;
+  ``acl.mdl.set_input_aipp``; static AIPP over ``--dynamic_image_size`` gears (crop and
+  padding off, ``src_image_size_w/h`` 0) takes the gear's h x w picture; a configuration
+  ATC refuses fails with E10052;
 * ``--singleop=JSON --output=DIR`` checks each op of the list against the emulated op
   registry and writes one ``.om`` per op (acl_lab's own JSON, not a real kernel) into DIR,
   for ``acl.op.set_model_dir``; the emulated ops run with or without it;

@@ -20,6 +20,10 @@ Sources (facts, not code):
 * the input size: GE ``insert_op_base`` / ATC "AIPP Verification of the Model Input Size":
   N * w * h * 1.5 (YUV420SP_U8), * 4 (XRGB8888_U8), * 3 (RGB888_U8), * 1 (YUV400_U8), with
   ``src_image_size_w/h`` 0 meaning the model's own width/height;
+* static AIPP over ``--dynamic_image_size`` gears: the ATC ``--dynamic_image_size`` page
+  (atlasatcparam_16_0019, usage constraints): crop and padding must be off and
+  ``src_image_size_w/h`` 0, so the picture follows the gear (h x w; the input size at a gear
+  is N * h * w * channels, ``get_input_size_by_index`` the largest gear's);
 * the CSC formula: ATC guide "CSC Configuration": ``out = (M x (in - input_bias)) >> 8`` for
   YUV input; RGB input converts to YUV as ``(M x in) >> 8 + output_bias``;
 * the dynamic AIPP setters' ranges: ACL ``acl_aipp.cpp`` (matrix -32677..32676, biases
@@ -38,7 +42,9 @@ Differs from real ACL (documented once here): the input formats emulated are the
 aclAippInputFormat page marks as supported by static and dynamic AIPP (YUV420SP_U8,
 XRGB8888_U8, RGB888_U8, YUV400_U8; it marks the others "not supported yet", newer chips
 convert some of them); resize (``resize: true``) is not
-emulated (nor dynamic AIPP together with dynamic batch, image size or dims); AIPP feeds
+emulated (nor dynamic AIPP together with dynamic batch, image size or dims, nor static
+YUV420SP_U8 AIPP over image-size gears, whose stored rows are 1.5 x the gear's height and
+which acl_lab refuses); AIPP feeds
 the network float16 (the output is rounded through float16, then given the network input's
 dtype); the dynamic parameter buffer follows kAippDynamicPara's layout but is acl_lab's own.
 """
@@ -485,6 +491,18 @@ def convert(x: np.ndarray, a: dict[str, Any], out_dtype: str = "float32") -> np.
     return np.ascontiguousarray(out.astype(out_dtype))
 
 
+def gear_attrs(attrs: dict[str, Any], shape: tuple[int, ...]) -> dict[str, Any]:
+    """The static AIPP attributes at the picture size of this input ``shape``.
+
+    A static AIPP over image-size gears (``follow_gear``, see ``insert_static``) has no
+    size of its own: its source, and with crop and padding off its output, are the gear's
+    h x w, read from the uint8 input [N, h, w, c]. Other AIPPs are returned unchanged."""
+    if not attrs.get("follow_gear") or len(shape) != 4:
+        return attrs
+    h, w = int(shape[1]), int(shape[2])
+    return {**attrs, "src_h": h, "src_w": w, "crop_h": h, "crop_w": w}
+
+
 def _infer(specs: list[TensorSpec], attrs: dict[str, Any]) -> list[TensorSpec]:
     try:
         return _infer_checked(specs, attrs)
@@ -510,6 +528,7 @@ def _infer_checked(specs: list[TensorSpec], attrs: dict[str, Any]) -> list[Tenso
     if len(specs) != 1:
         raise OpError(f"{OP_TYPE}: takes 1 input, got {len(specs)}")
     x = specs[0]
+    attrs = gear_attrs(attrs, x.shape)
     fmt = attrs.get("input_format")
     if fmt not in EMULATED_FORMATS or "src_w" not in attrs:
         raise OpError(f"{OP_TYPE}: the attributes are not a resolved static AIPP", 100000)
@@ -538,7 +557,7 @@ def _compute_checked(arrays: list[np.ndarray], attrs: dict[str, Any]) -> list[np
     specs = [TensorSpec(a.dtype.name, tuple(a.shape)) for a in arrays]
     (spec,) = _infer(specs, attrs)
     if not attrs.get("dynamic"):
-        return [convert(arrays[0], attrs, spec.dtype)]
+        return [convert(arrays[0], gear_attrs(attrs, arrays[0].shape), spec.dtype)]
     n, c, h, w = spec.shape
     p = decode_params(np.ascontiguousarray(arrays[1]).tobytes(), n)
     pics = np.ascontiguousarray(arrays[0]).reshape(-1)
@@ -586,7 +605,7 @@ def insert_static(model: Any, configs: list[AippConfig]) -> Any:
     ``get_aipp_type``). Raises AippConfigError for a configuration that does not fit."""
     from dataclasses import replace
 
-    from .model import IODesc, Node, validate
+    from .model import KIND_HW, IODesc, Node, validate
 
     inputs = list(model.inputs)
     nodes = list(model.nodes)
@@ -609,14 +628,27 @@ def insert_static(model: Any, configs: list[AippConfig]) -> Any:
             raise AippConfigError(f"related_input_rank {cfg.rank} names no model input (the "
                                   f"model has {len(model.inputs)})")
         d = inputs[cfg.rank]
-        if any(x < 0 for x in d.shape[1:]):
+        follow = (cfg.mode == "static" and getattr(model, "dynamic_kind", "") == KIND_HW
+                  and len(d.shape) == 4 and d.shape[2:] == (-1, -1) and d.shape[1] > 0)
+        if any(x < 0 for x in d.shape[1:]) and not follow:
             raise AippConfigError(f"input {cfg.rank} has dynamic dims {list(d.shape)}: AIPP "
-                                  "with dynamic image size or dims is not emulated by acl_lab "
-                                  "(a -1 batch is)")
+                                  "with dynamic dims (or dynamic AIPP with dynamic image "
+                                  "size) is not emulated by acl_lab (a -1 batch is, and "
+                                  "static AIPP over --dynamic_image_size gears)")
         inner = f"{d.name}:aipp"
         nodes = [Node(nd.name, nd.op, [inner if t == d.name else t for t in nd.inputs],
                       list(nd.outputs), dict(nd.attrs)) for nd in nodes]
-        if cfg.mode == "static":
+        if follow:
+            g = _gear_geometry(cfg, d, model.gears)
+            attrs = _attrs_of(cfg, g)
+            attrs["out_dtype"] = d.dtype
+            attrs["follow_gear"] = True
+            nodes.insert(0, Node(f"{d.name}_aipp", OP_TYPE, [d.name], [inner], attrs))
+            inputs[cfg.rank] = IODesc(d.name, "uint8",
+                                      (d.shape[0], -1, -1, _STORED_CHANNELS[g.fmt]),
+                                      ACL_FORMAT_NHWC)
+            geo = [-1, -1, 0, 0, -1, -1, 0, 0, 0, 0, g.channels]
+        elif cfg.mode == "static":
             g = geometry(cfg, d.spec(1))
             attrs = _attrs_of(cfg, g)
             attrs["out_dtype"] = d.dtype
@@ -649,6 +681,27 @@ def insert_static(model: Any, configs: list[AippConfig]) -> Any:
     out = replace(model, inputs=inputs, nodes=nodes, meta=meta)
     validate(out)
     return out
+
+
+def _gear_geometry(cfg: AippConfig, d: Any, gears: list[tuple[int, ...]]) -> Geometry:
+    """Check a static AIPP in front of an input with image-size gears ([N, C, -1, -1]) and
+    return its geometry at the largest gear (the other fields are checked as for a fixed
+    size). The ATC ``--dynamic_image_size`` page (atlasatcparam_16_0019): with static AIPP
+    crop and padding must be off and src_image_size_w/h 0 (the picture is the gear's)."""
+    if cfg["src_image_size_w"] or cfg["src_image_size_h"]:
+        raise AippConfigError("with --dynamic_image_size, src_image_size_w and "
+                              "src_image_size_h must be 0 (the picture follows the gear), got "
+                              f"{cfg['src_image_size_w']}x{cfg['src_image_size_h']}")
+    pads = [cfg[f"{k}_padding_size"] for k in ("top", "bottom", "left", "right")]
+    if cfg["crop"] or cfg["padding"] or any(pads):
+        raise AippConfigError("with --dynamic_image_size, crop and padding must be off")
+    if cfg["input_format"] == "YUV420SP_U8":
+        raise AippConfigError("static YUV420SP_U8 AIPP over --dynamic_image_size gears is "
+                              "not emulated by acl_lab (RGB888_U8, XRGB8888_U8 and YUV400_U8 "
+                              "are)")
+    h, w = max(gears, key=lambda g: g[0] * g[1])
+    spec = TensorSpec(d.dtype, (d.shape[0], d.shape[1], h, w), d.format)
+    return geometry(cfg, spec)
 
 
 def model_aipp(om: Any, index: int) -> dict[str, Any] | None:
@@ -691,7 +744,8 @@ def input_note(om: Any, index: int) -> str:
         return (f"; input {index} holds the pictures the model's dynamic AIPP converts (up to "
                 f"max_src_image_size = {a['max_src_image_size']} bytes)")
     g = stored_geometry(a)
-    return (f"; input {index} is the raw {g.fmt} {g.src_w}x{g.src_h} picture the model's AIPP "
+    size = f"{g.src_w}x{g.src_h}" if g.src_w > 0 else "gear-sized (h x w of the gear set)"
+    return (f"; input {index} is the raw {g.fmt} {size} picture the model's AIPP "
             "converts (atc --insert_op_conf), not the network's float tensor: copy the "
             "picture's bytes")
 
@@ -710,8 +764,9 @@ def first_aipp_info(om: Any, index: int, batch_gears: int) -> dict[str, Any]:
     g = stored_geometry(a)
     src = a["src_input"]
     info: dict[str, Any] = {
-        "inputFormat": INPUT_FORMATS.get(a["input_format"], 0), "srcImageSizeW": g.src_w,
-        "srcImageSizeH": g.src_h, "cropSwitch": int(a["crop"]),
+        "inputFormat": INPUT_FORMATS.get(a["input_format"], 0),
+        "srcImageSizeW": max(g.src_w, 0), "srcImageSizeH": max(g.src_h, 0),
+        "cropSwitch": int(a["crop"]),
         "loadStartPosW": a["load_start_pos_w"], "loadStartPosH": a["load_start_pos_h"],
         "cropSizeW": a["crop_size_w"], "cropSizeH": a["crop_size_h"],
         "resizeSwitch": int(a["resize"]), "resizeOutputW": a["resize_output_w"],
