@@ -546,6 +546,8 @@ def out_of_bounds(trace: Any) -> list[Finding]:
         usable = (f", {int(a_size[g.allocs[0]])} bytes usable after the allocator's rounding"
                 if g.allocs else "")
         reads = [overread[c] for c in g.main if c in overread]
+        if reads:  # a host buffer has no allocator's rounding
+            usable = ""
         if reads and all(reads):
             what = (f"; real ACL copies the {far} bytes that follow the buffer (it does not "
                     f"know a host buffer's size); here they were copied too; on a card they "
