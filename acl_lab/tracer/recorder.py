@@ -110,10 +110,17 @@ class PackedTable:
         return int(unpack(self.buf, row * self.size + offset)[0])
 
     def columns(self) -> dict[str, np.ndarray]:
-        """Copy the rows out as one numpy array per column."""
-        rows = np.frombuffer(bytes(self.buf), dtype=self.dtype)
-        return {name: rows[name].astype(_NP_OUT[self.dtype.fields[name][0].char])  # type: ignore[index]
-                for name in self.dtype.names or ()}
+        """Copy the rows out as one numpy array per column.
+
+        The rows are read through a view of the buffer (no copy of the whole table first);
+        the view is gone before this returns, so the buffer can grow again.
+        """
+        rows = np.frombuffer(self.buf, dtype=self.dtype)
+        try:
+            return {name: rows[name].astype(_NP_OUT[self.dtype.fields[name][0].char])  # type: ignore[index]
+                    for name in self.dtype.names or ()}
+        finally:
+            del rows
 
 
 _NP = {"b": "i1", "i": "i4", "q": "i8"}

@@ -26,12 +26,15 @@ from __future__ import annotations
 
 import heapq
 import re
+from array import array
 from bisect import bisect_left, bisect_right
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import pairwise
 from typing import Any
+
+import numpy as np
 
 from ..happens_before import Clock, host_key, join_into, ordered, thread_of_key, tick
 from ..schema import TASK_KINDS
@@ -83,22 +86,22 @@ def _find_races(trace: Any) -> list[_Race]:
     """Walk the happens-before graph once and check every access against the interval map."""
     g = _Graph(trace)
     acc = trace.accesses
-    a_task = acc["task"].tolist()
-    a_alloc = acc["alloc"].tolist()
-    a_off = acc["offset"].tolist()
-    a_len = acc["length"].tolist()
-    a_write = acc["write"].tolist()
     nt = g.nt
-    first = [0] * (nt + 1)
-    for t in a_task:
-        if 0 <= t < nt:
-            first[t + 1] += 1
-    for i in range(nt):
-        first[i + 1] += first[i]
-    # accesses are appended task by task; sort defensively if a trace was built otherwise
-    # (a range, not a list, in the usual case: two million accesses would be 70 MB of ints)
-    order: range | list[int] = sorted(range(len(a_task)), key=a_task.__getitem__) \
-        if any(a_task[i] > a_task[i + 1] for i in range(len(a_task) - 1)) else range(len(a_task))
+    # Columns as int64 arrays, not lists: two million accesses as Python ints would be
+    # hundreds of MB (an array holds 8 bytes per value and makes an int only when read).
+    task_np = acc["task"].astype(np.int64)
+    a_alloc, a_off, a_len, a_write = (_ints(acc[c]) for c in ("alloc", "offset", "length",
+                                                              "write"))
+    valid = (task_np >= 0) & (task_np < nt)
+    first = _ints(np.concatenate(([0], np.cumsum(np.bincount(task_np[valid], minlength=nt)))))
+    # accesses are appended task by task (a range then); sort if a trace was built otherwise
+    order: range | array[int]
+    if bool(valid.all()) and bool(np.all(task_np[1:] >= task_np[:-1])):
+        order = range(len(task_np))
+    else:
+        idx = np.nonzero(valid)[0]
+        order = _ints(idx[np.argsort(task_np[idx], kind="stable")])
+    del task_np, valid
     ran = g.ran
     segs: dict[int, tuple[list[int], list[tuple[Ref | None, tuple[Ref, ...]]]]] = {}
     seen_pairs: set[tuple[int, int]] = set()
@@ -177,70 +180,90 @@ def _find_races(trace: Any) -> list[_Race]:
 
 
 class _Graph:
-    """The happens-before graph of a trace: tasks, calls and callback runs as nodes."""
+    """The happens-before graph of a trace: tasks, calls and callback runs as nodes.
+
+    Node ids: tasks ``0..nt-1``, calls ``nt..nt+nc-1``, then a begin and an end node per
+    callback run. The edges are kept as one compressed sparse row table (``indptr``,
+    ``indices``) in int64 arrays: a million tasks and calls cost tens of MB, not the
+    hundreds a list of successor lists of Python ints would.
+    """
 
     def __init__(self, trace: Any) -> None:
         self.trace = trace
         tasks, calls, objs = trace.tasks, trace.calls, trace.objects
         self.nt = nt = tasks.rows
         self.nc = nc = calls.rows
-        self.t_call = t_call = tasks["call"].tolist()
-        t_stream = tasks["stream"].tolist()
-        t_kind = tasks["kind"].tolist()
-        t_event = tasks["event"].tolist()
-        t_start = tasks["start_ns"].tolist()
-        c_thread = calls["thread"].tolist()
-        c_start = calls["start_ns"].tolist()
-        c_ret = calls["ret"].tolist()
-        self.ran = [s >= 0 for s in t_start]
+        t_call_np = tasks["call"].astype(np.int64)
+        t_stream_np = tasks["stream"].astype(np.int64)
+        t_start_np = tasks["start_ns"].astype(np.int64)
+        c_thread_np = calls["thread"].astype(np.int64)
+        self.t_call = t_call = _ints(t_call_np)
+        c_thread = _ints(c_thread_np)
+        c_start = _ints(calls["start_ns"])
+        c_ret = _ints(calls["ret"])
+        self.ran = ran = bytearray((t_start_np >= 0).astype(np.uint8).tobytes())
         failed = trace.failures
-        for j in range(failed.rows):
-            t = int(failed["task"][j])
+        for t in failed["task"].tolist():
             if 0 <= t < nt:
-                self.ran[t] = False
-        # node ids: tasks, then calls, then callback begin/end nodes
-        self.time: list[int] = [s if s >= 0 else int(tasks["submit_ns"][i])
-                                for i, s in enumerate(t_start)] + c_start
-        self.key: list[int] = [0] * nt
-        succ: list[list[int]] = [[] for _ in range(nt + nc)]
-        self.succ = succ
+                ran[t] = 0
+        self.time = _ints(np.concatenate((
+            np.where(t_start_np >= 0, t_start_np, tasks["submit_ns"].astype(np.int64)),
+            calls["start_ns"].astype(np.int64))))
+        call_ok = (t_call_np >= 0) & (t_call_np < nc)
+        th_of_task = np.zeros(nt, dtype=np.int64)
+        th_of_task[call_ok] = c_thread_np[t_call_np[call_ok]]
+        on_stream = t_stream_np >= 0
+        # streams are keyed by object id, host tasks by their thread (happens_before)
+        # (host_key(th) is host_key(0) - th, here for a whole column at once)
+        self.key = _ints(np.where(on_stream, t_stream_np, host_key(0) - th_of_task))
+        #: Edge endpoints in blocks (numpy arrays), and single edges added one by one.
+        blocks_src: list[np.ndarray] = []
+        blocks_dst: list[np.ndarray] = []
+        one_src, one_dst = array("q"), array("q")
+        self.n = nt + nc
 
         def edge(a: int, b: int) -> None:
-            succ[a].append(b)
+            one_src.append(a)
+            one_dst.append(b)
 
         def new_node(time: int) -> int:
-            succ.append([])
             self.time.append(time)
-            return len(succ) - 1
+            self.n += 1
+            return self.n - 1
 
         # --- streams: FIFO order, submission, per-stream and per-event task lists
-        by_stream: dict[int, list[int]] = defaultdict(list)
+        sub = np.nonzero(on_stream & call_ok)[0]
+        blocks_src.append(nt + t_call_np[sub])
+        blocks_dst.append(sub)
+        st_idx = np.nonzero(on_stream)[0]
+        st_order = st_idx[np.argsort(t_stream_np[st_idx], kind="stable")]
+        st_sorted = t_stream_np[st_order]
+        same = st_sorted[1:] == st_sorted[:-1]
+        blocks_src.append(st_order[:-1][same])
+        blocks_dst.append(st_order[1:][same])
+        by_stream: dict[int, array[int]] = {}
+        stream_calls: dict[int, array[int]] = {}
+        cuts = np.nonzero(np.diff(st_sorted))[0] + 1
+        for lo, hi in zip(np.concatenate(([0], cuts)).tolist(),
+                          np.concatenate((cuts, [len(st_sorted)])).tolist(), strict=True):
+            if hi > lo:
+                s = int(st_sorted[lo])
+                by_stream[s] = _ints(st_order[lo:hi])
+                stream_calls[s] = _ints(t_call_np[st_order[lo:hi]])
+        del st_idx, st_order, st_sorted, same, sub
         host_tasks: dict[int, list[int]] = defaultdict(list)
+        for t in np.nonzero(~on_stream)[0].tolist():
+            host_tasks[t_call[t]].append(t)
         records: dict[int, list[int]] = defaultdict(list)
-        for t in range(nt):
-            s = t_stream[t]
-            c = t_call[t]
-            if s >= 0:
-                self.key[t] = s
-                by_stream[s].append(t)
-                if 0 <= c < nc:
-                    edge(nt + c, t)
-            else:
-                th = c_thread[c] if 0 <= c < nc else 0
-                self.key[t] = host_key(th)
-                host_tasks[c].append(t)
-            if t_kind[t] == _K["event_record"] and t_event[t] >= 0:
-                records[t_event[t]].append(t)
-        next_on_stream: dict[int, int] = {}
-        for lst in by_stream.values():
-            for a, b in pairwise(lst):
-                edge(a, b)
-                next_on_stream[a] = b
-        stream_calls = {s: [t_call[t] for t in lst] for s, lst in by_stream.items()}
-        for j in range(trace.edges.rows):
-            rec, wait = int(trace.edges["record"][j]), int(trace.edges["wait"][j])
-            if 0 <= rec < nt and 0 <= wait < nt:
-                edge(rec, wait)
+        t_event_np = tasks["event"].astype(np.int64)
+        for t in np.nonzero((tasks["kind"] == _K["event_record"]) & (t_event_np >= 0))[0] \
+                .tolist():
+            records[int(t_event_np[t])].append(t)
+        ed_rec = trace.edges["record"].astype(np.int64)
+        ed_wait = trace.edges["wait"].astype(np.int64)
+        ok = (ed_rec >= 0) & (ed_rec < nt) & (ed_wait >= 0) & (ed_wait < nt)
+        blocks_src.append(ed_rec[ok])
+        blocks_dst.append(ed_wait[ok])
 
         def last_before(s: int, c: int) -> int:
             lst = by_stream.get(s)
@@ -249,26 +272,35 @@ class _Graph:
             i = bisect_left(stream_calls[s], c)
             return lst[i - 1] if i else -1
 
+        def next_on_stream(t: int) -> int:
+            lst = by_stream.get(int(t_stream_np[t]))
+            if not lst:
+                return -1
+            i = bisect_left(lst, t)
+            return lst[i + 1] if i + 1 < len(lst) and lst[i] == t else -1
+
         # --- host threads: program order, with callback runs spliced in
-        thread_calls: dict[int, list[int]] = defaultdict(list)
-        for c in range(nc):
-            thread_calls[c_thread[c]].append(c)
+        thread_calls: dict[int, array[int]] = {
+            th: _ints(np.nonzero(c_thread_np == th)[0])
+            for th in np.unique(c_thread_np).tolist()}
         inserts: dict[int, list[tuple[int, int, int]]] = defaultdict(list)
         cb = trace.callbacks
-        for j in range(cb.rows):
-            k, u = int(cb["task"][j]), int(cb["thread"][j])
-            b, e = int(cb["start_ns"][j]), int(cb["end_ns"][j])
+        for k, u, b, e in zip(cb["task"].tolist(), cb["thread"].tolist(),
+                              cb["start_ns"].tolist(), cb["end_ns"].tolist(), strict=True):
             begin, end = new_node(b), new_node(e)
             inserts[u].append((b, 1, begin))
             inserts[u].append((e, 0, end))
             if 0 <= k < nt:
                 edge(k, begin)
-                if self._blocking(k) and k in next_on_stream:
-                    edge(end, next_on_stream[k])
-        exit_node: dict[int, int] = {}
+                if self._blocking(k):
+                    after = next_on_stream(k)
+                    if after >= 0:
+                        edge(end, after)
+        #: call -> the last node of its stretch of its thread's chain (-1: none)
+        exit_of = _ints(np.full(nc, -1, dtype=np.int64))
         for th, mine in thread_calls.items():
             extra = sorted(inserts.pop(th, []))
-            chain: list[int] = []
+            chain = array("q")
             x = 0
             prev = -1
             for c in mine:
@@ -279,19 +311,23 @@ class _Graph:
                     chain.append(extra[x][2])
                     x += 1
                 if prev >= 0:
-                    exit_node[prev] = chain[-1]
+                    exit_of[prev] = chain[-1]
                 chain.append(nt + c)
                 prev = c
-                chain.extend(host_tasks.get(c, ()))
+                ht = host_tasks.get(c)
+                if ht:
+                    chain.extend(ht)
             chain.extend(e[2] for e in extra[x:])
             if prev >= 0:
-                exit_node[prev] = chain[-1]
-            for a, b2 in pairwise(chain):
-                edge(a, b2)
+                exit_of[prev] = chain[-1]
+            ch = np.frombuffer(chain, dtype=np.int64) if len(chain) else np.zeros(0, np.int64)
+            blocks_src.append(ch[:-1].copy())
+            blocks_dst.append(ch[1:].copy())
+            del chain, ch
         for left in inserts.values():  # callbacks of threads that made no call
             for x1, x2 in pairwise(sorted(left)):
                 edge(x1[2], x2[2])
-        self._exit = exit_node
+        self._exit = exit_of
 
         # --- host waits
         stream_dev: dict[int, int] = {}
@@ -304,8 +340,9 @@ class _Graph:
                 if trace.string(int(objs["label"][o])).startswith("default stream"):
                     default_stream[int(objs["ctx"][o])] = o
         sy = trace.syncs
-        for j in range(sy.rows):
-            c, kind, target = int(sy["call"][j]), int(sy["kind"][j]), int(sy["target"][j])
+        for c, kind, target, sy_end in zip(sy["call"].tolist(), sy["kind"].tolist(),
+                                           sy["target"].tolist(), sy["end_ns"].tolist(),
+                                           strict=True):
             if not 0 <= c < nc or c_ret[c] in _TIMEOUTS:
                 continue
             froms: list[int] = []
@@ -313,11 +350,10 @@ class _Graph:
                 streams = [target] if target >= 0 else self._stream_of_call(
                     c, handle_stream, default_stream)
                 if streams is None:  # a drain: every stream done by the end of the wait
-                    end = int(sy["end_ns"][j])
                     ends = trace.tasks["end_ns"]
                     for s in by_stream:
                         t = last_before(s, c)
-                        if t >= 0 and 0 <= int(ends[t]) <= end:
+                        if t >= 0 and 0 <= int(ends[t]) <= sy_end:
                             froms.append(t)
                 else:
                     froms = [last_before(s, c) for s in streams]
@@ -332,22 +368,39 @@ class _Graph:
                 me = c_thread[c]
                 for th, mine in thread_calls.items():
                     if th != me and mine and mine[-1] < c:
-                        froms.append(exit_node[mine[-1]])
+                        froms.append(exit_of[mine[-1]])
             for f in froms:
                 if f >= 0:
                     edge(f, nt + c)
 
         # --- threads: not recorded, so assumed forked from and joined by thread 0
-        main = thread_calls.get(0, [])
+        main = thread_calls.get(0, array("q"))
         for th, mine in thread_calls.items():
             if th == 0 or not mine or not main:
                 continue
             i = bisect_left(main, mine[0])
             if i:
-                edge(exit_node[main[i - 1]], nt + mine[0])
+                edge(exit_of[main[i - 1]], nt + mine[0])
             i = bisect_left(main, mine[-1])
             if i < len(main):
-                edge(exit_node[mine[-1]], nt + main[i])
+                edge(exit_of[mine[-1]], nt + main[i])
+
+        # --- the edges as one compressed sparse row table
+        blocks_src.append(np.frombuffer(one_src, dtype=np.int64) if len(one_src)
+                          else np.zeros(0, np.int64))
+        blocks_dst.append(np.frombuffer(one_dst, dtype=np.int64) if len(one_dst)
+                          else np.zeros(0, np.int64))
+        n = self.n
+        small = n < 1 << 31  # node ids as int32 then (half the memory)
+        src = np.concatenate(blocks_src).astype(np.int32 if small else np.int64)
+        dst = np.concatenate(blocks_dst).astype(np.int32 if small else np.int64)
+        del blocks_src, blocks_dst
+        order = np.argsort(src, kind="stable")
+        self.indices = _ints(dst[order], small)
+        del order
+        self.indptr = _ints(np.concatenate(([0], np.cumsum(np.bincount(src, minlength=n)))),
+                            len(src) < 1 << 31)
+        self.indeg = _ints(np.bincount(dst, minlength=n), small)
 
     def _blocking(self, task: int) -> bool:
         c = int(self.trace.tasks["call"][task])
@@ -372,16 +425,13 @@ class _Graph:
         s = handle_stream.get(h)
         return [s] if s is not None else None
 
-    def walk(self, on_task: Callable[[int, int, int, Clock], None], first: list[int]) -> None:
+    def walk(self, on_task: Callable[[int, int, int, Clock], None], first: array[int]) -> None:
         """Visit nodes in a topological order, calling ``on_task`` for tasks with accesses."""
-        succ, nt, time = self.succ, self.nt, self.time
-        n = len(succ)
-        indeg = [0] * n
-        for lst in succ:
-            for b in lst:
-                indeg[b] += 1
+        indptr, indices, nt, time = self.indptr, self.indices, self.nt, self.time
+        n = self.n
+        indeg = self.indeg
         clocks: list[Clock | None] = [None] * n
-        owned = [False] * n
+        owned = bytearray(n)
         heap = [(time[i], i) for i in range(n) if indeg[i] == 0]
         heapq.heapify(heap)
         seqs: dict[int, int] = defaultdict(int)
@@ -406,20 +456,28 @@ class _Graph:
                 seqs[k] = seq
                 clock = tick(clock, k, seq)
                 on_task(u, k, seq, clock)
-            for v in succ[u]:
+            for v in indices[indptr[u]:indptr[u + 1]]:
                 cv = clocks[v]
                 if cv is None:
                     clocks[v] = clock
                 elif cv is not clock:
                     if not owned[v]:
                         cv = dict(cv)
-                        owned[v] = True
+                        owned[v] = 1
                         clocks[v] = cv
                     join_into(cv, clock)
                 if indeg[v] > 0:
                     indeg[v] -= 1
                     if indeg[v] == 0:
                         heapq.heappush(heap, (time[v], v))
+
+
+def _ints(values: Any, small: bool = False) -> array[int]:
+    """An int64 (``small``: int32) ``array`` of a numpy column or array: 8 (4) bytes a
+    value, and a Python int only while one is read."""
+    if small:
+        return array("i", np.ascontiguousarray(values, dtype=np.int32).tobytes())
+    return array("q", np.ascontiguousarray(values, dtype=np.int64).tobytes())
 
 
 def _task_site(trace: Any, task: int) -> tuple[str, int]:
