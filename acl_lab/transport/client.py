@@ -43,6 +43,7 @@ from typing import Any
 import numpy as np
 
 from ..acl._boundary import ApiSpec, Transport
+from ..constants import ACL_ERROR_RT_MEMORY_ALLOCATION
 from ..runtime import memory as _memory
 from . import codec, hostmem
 from .codec import Ref
@@ -114,6 +115,7 @@ class Pipe(Transport):
         self._ref_ids = itertools.count(1)
         self._mirrors: dict[int, _Mirror] = {}
         self._drops: list[int] = []
+        self._unmirrored: set[int] = set()
         self.pages = hostmem.Pages()
         self.closed = False
         self.bad: list[str] = []
@@ -139,7 +141,14 @@ class Pipe(Transport):
             if tids:
                 args = tuple(self._thread_arg(a) if i in tids else a
                              for i, a in enumerate(args))
-            return self.request(name, args, file, line, reads, writes)
+            value = self.request(name, args, file, line, reads, writes)
+            if name == "acl.rt.malloc_host" and value[1] == 0 and value[0] in self._unmirrored:
+                # the emulator's block lies where this process already has memory, so it
+                # cannot be mirrored here: give it back and fail the allocation
+                self._unmirrored.discard(value[0])
+                self.request("acl.rt.free_host", (value[0],), file, line)
+                return 0, ACL_ERROR_RT_MEMORY_ALLOCATION
+            return value
 
         return call
 
@@ -406,6 +415,8 @@ class Pipe(Transport):
                     addr, n = entry
                     if self.pages.ensure(addr, n, True):
                         self._mirrors[addr] = _Mirror(addr, n, None, True, True)
+                    else:  # this process has memory there: the block cannot be handed out
+                        self._unmirrored.add(addr)
             for entry in landed if type(landed) is list else ():
                 if not (type(entry) is list and len(entry) == 2 and type(entry[0]) is int
                         and type(entry[1]) is bytes):

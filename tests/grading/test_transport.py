@@ -250,6 +250,41 @@ def test_callbacks_and_threads_run_in_the_client(tmp_path: Path) -> None:
     assert "acl.rt.process_report" in names and "acl.rt.launch_callback" in names
 
 
+def test_a_learner_thread_id_names_its_thread_and_a_join_orders_the_clocks(
+        tmp_path: Path) -> None:
+    """subscribe_report(threading ident) reaches the paired host thread; unsubscribing after
+    the thread was joined still finds it (the 10.3 pattern); the join is recorded."""
+    got: list[object] = []
+    with piped(tmp_path) as acl:
+        _ready(acl)
+        stream = ok(acl.rt.create_stream())
+        subscribed = threading.Event()
+
+        def report() -> None:
+            subscribed.wait(30)
+            assert acl.rt.process_report(-1) == 0
+
+        reporter = threading.Thread(target=report, name="reporter")
+        reporter.start()
+        assert acl.rt.subscribe_report(reporter.ident, stream) == 0
+        subscribed.set()
+        assert acl.rt.launch_callback(got.append, "data", 1, stream) == 0
+        assert acl.rt.synchronize_stream(stream) == 0
+        reporter.join(60)
+        assert not reporter.is_alive()
+        assert acl.rt.unsubscribe_report(reporter.ident, stream) == 0
+        assert acl.rt.destroy_stream(stream) == 0
+    assert got == ["data"]
+    trace = server_trace(tmp_path)
+    names = call_names(trace)
+    pr = names.index("acl.rt.process_report")
+    last = len(names) - 1 - names[::-1].index("acl.rt.destroy_stream")
+    threads = trace.calls["thread"]
+    assert trace.strings[int(trace.threads["name"][int(threads[pr])])] == "reporter"
+    # after the join, the main thread's calls come after the reporter's in virtual time
+    assert int(trace.calls["start_ns"][last]) >= int(trace.calls["end_ns"][pr])
+
+
 # ------------------------------------------------------------------------------ malformed
 def _raw_server(tmp_path: Path) -> tuple[ServerProcess, socket.socket]:
     srv = ServerProcess(tmp_path)
