@@ -38,6 +38,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 import acl_lab
 from acl_lab import zoo
 from acl_lab.acl._boundary import registry
+from acl_lab.runtime.memory import host_range_problem
 from acl_lab.runtime.session import Session
 
 OK = 0
@@ -111,6 +112,14 @@ ASYNC_ALLOWED = {
     ("host", "pageable"): (H2H, H2D), ("pageable", "host"): (H2H, D2H),
     ("pageable", "pageable"): (H2H, H2D, D2H, D2D),
 }
+
+
+def source_overread(s: Any, src: int, count: int) -> int | None:
+    """A pageable source read past its buffer (Session._host_overread): copied like real ACL
+    when the bytes that follow are mapped (OK), else 107000; None when it is not one."""
+    if s.kind != "pageable" or src + count <= s.end:
+        return None
+    return E_RT_PARAM if host_range_problem(src, count, False) else OK
 
 
 def async_kind_refused(kind: int, src: str, dst: str) -> int | None:
@@ -829,8 +838,11 @@ class ApiMachine(RuleBasedStateMachine):
         code, d, s = self.copy_errors(dst, dest_max, src, count, kind)
         if code is None:
             assert d is not None and s is not None
-            oob = dst + count > d.end or src + count > s.end
-            code = E_MEM if oob else OK  # refused out-of-bounds copy (documented deviation)
+            over = source_overread(s, src, count)
+            oob = dst + count > d.end or (over is None and src + count > s.end)
+            # refused out-of-bounds copy (documented deviation), but a host source over-read
+            # is copied when mapped, 107000 when not
+            code = over if over == E_RT_PARAM else E_MEM if oob else OK
         self.expect(ret, code, f"memcpy {dst:#x} <- {src:#x} ({count} of {dest_max})")
 
     @rule(who=WHO, data=st.data())
@@ -845,9 +857,12 @@ class ApiMachine(RuleBasedStateMachine):
             return
         assert stream is not None
         code, d, s = self.copy_errors(dst, dest_max, src, count, kind)
+        over = None
         if code is None:
             assert d is not None and s is not None
-            code = async_kind_refused(kind, s.kind, d.kind)
+            over = source_overread(s, src, count)
+            code = E_RT_PARAM if over == E_RT_PARAM else async_kind_refused(kind, s.kind,
+                                                                           d.kind)
         if code is None:
             assert d is not None and s is not None
             if d.kind != "dev" and s.kind != "dev":
@@ -855,7 +870,7 @@ class ApiMachine(RuleBasedStateMachine):
             else:
                 code = OK
                 stream.busy, stream.synced_by = True, ""
-                if dst + count > d.end or src + count > s.end:
+                if dst + count > d.end or (over is None and src + count > s.end):
                     stream.err = stream.err or E_MEM  # fails when it runs
                 d.streams.add(id(stream))
                 s.streams.add(id(stream))
