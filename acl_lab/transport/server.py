@@ -335,6 +335,8 @@ class Server:
                 etype = type(e).__name__ if type(e).__name__ in EXCEPTIONS else "RuntimeError"
                 self._reply(key, None, (etype, str(e)))
                 return
+            if name == "acl.rt.memset" and value == 0:
+                self._memset_landed(call_args)
             self._reply(key, self._result(name, value), None)
 
     def _host_call(self, key: int, name: str, args: list[Any], file: str, line: int) -> None:
@@ -357,6 +359,15 @@ class Server:
             th, cid, _ = s.api_enter(name, ns, record, 0, file, line)
             s.api_exit(th, cid, 0)
         self._reply(key, value, None)
+
+    def _memset_landed(self, args: tuple[Any, ...]) -> None:
+        """A synchronous memset of host memory sends its bytes back like a landed copy (the
+        runtime publishes ``on_landed`` for copies only)."""
+        addr, count = args[0], args[3]
+        if _memory.MemorySystem.is_device_addr(addr) or count <= 0:
+            return
+        if self._owned(addr, count) or self.pages.covers(addr, count):
+            self._landed.append([addr, hostmem.read(addr, count)])
 
     def _sync(self, sync: list[Any], drop: list[Any]) -> None:
         for a in drop:

@@ -203,6 +203,18 @@ def test_pinned_memory_written_by_the_learner_reaches_the_device(tmp_path: Path)
         assert acl.util.ptr_to_bytes(host, 8) == view[:2].tobytes()
 
 
+def test_a_memset_of_host_memory_reaches_the_learners_array(tmp_path: Path) -> None:
+    arr = np.zeros(256, dtype=np.uint8)
+    with piped(tmp_path) as acl:
+        _ready(acl)
+        host = ok(acl.rt.malloc_host(256))
+        assert acl.rt.memset(arr.ctypes.data, 256, 0x5A, 100) == 0
+        assert acl.rt.memset(host, 256, 7, 256) == 0
+        pinned = acl.util.ptr_to_numpy(host, (256,), np.dtype(np.uint8).num)
+        assert (pinned == 7).all()
+    assert (arr[:100] == 0x5A).all() and not arr[100:].any()
+
+
 def test_read_only_and_unmapped_destinations_are_refused_with_107000(tmp_path: Path) -> None:
     frozen = np.full(64, 5, dtype=np.uint8)
     frozen.flags.writeable = False
