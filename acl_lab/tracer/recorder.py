@@ -47,6 +47,7 @@ from typing import Any
 
 import numpy as np
 
+from ..runtime.hooks import HOOK_NAMES
 from . import schema
 from .schema import (
     ARG_BOOL,
@@ -205,6 +206,9 @@ class Recorder:
         self._set_task_times = t["tasks"].setter("start_ns", "end_ns")
         self._arg_structs: dict[int, Any] = {}
         self._region_rows: dict[int, int] = {}
+        #: The trace frozen at the session's end while the packed tables are empty (see
+        #: ``freeze``), else None.
+        self._released: Any = None
         self.meta: dict[str, Any] = {
             "profile": session.profile.name, "soc": session.profile.soc_name,
             "device_count": len(session.devices),
@@ -249,6 +253,8 @@ class Recorder:
 
     def call_site(self, cid: int) -> tuple[str, int]:
         """(file, line) of a recorded call."""
+        if self._released is not None:
+            self._restore()
         calls = self._calls
         row = self.row_of(cid)
         if 0 <= row < calls.n:
@@ -671,8 +677,15 @@ class Recorder:
         return sum(map(len, self._bufs))
 
     def freeze(self) -> Any:
-        """An immutable Trace of everything recorded so far."""
+        """An immutable Trace of everything recorded so far.
+
+        Once the session has finished, the Trace's columns become the only copy of the rows:
+        the packed tables are emptied (``_release``) and packed again from that Trace if
+        anything is recorded or asked later (``_restore``).
+        """
         from .trace import Trace
+        if self._released is not None:
+            self._restore()
         meta = dict(self.meta)
         meta["virtual_time_ns"] = max((t.clock for t in self.session.thread_list), default=0)
         ts = self._ts
@@ -700,7 +713,51 @@ class Recorder:
         cols = {name: t.columns() for name, t in self.tables.items()}
         # the cited lines' text, so the trace shows them from any folder (sources.py)
         meta[SOURCE_LINES] = capture(self.strings, cols["calls"]["file"], cols["calls"]["line"])
-        return Trace.from_columns(self.strings, cols, meta)
+        trace = Trace.from_columns(self.strings, cols, meta)
+        del cols
+        if getattr(self.session, "finished", False):
+            self._release(trace)
+        return trace
+
+    def _release(self, trace: Any) -> None:
+        """Empty the packed tables: ``trace`` (frozen from them) holds every row. Until
+        ``_restore`` the recorder's hooks are shims that restore first."""
+        self._released = trace
+        for tab in self.tables.values():
+            del tab.buf[:]  # in place: the setters and ``_bufs`` hold these bytearrays
+        for name in HOOK_NAMES:
+            real = getattr(self, name, None)
+            if real is not None:
+                setattr(self, name, self._restoring(real))
+        self._rewire()
+
+    def _restoring(self, real: Any) -> Any:
+        def hook(*args: Any) -> None:
+            self._restore()
+            real(*args)
+        return hook
+
+    def _restore(self) -> None:
+        """Pack the rows back from the released trace (the tables as they were)."""
+        trace = self._released
+        if trace is None:
+            return
+        self._released = None
+        for name in HOOK_NAMES:
+            self.__dict__.pop(name, None)
+        for name, tab in self.tables.items():
+            t = trace.tables[name]
+            rows = np.empty(t.rows, dtype=tab.dtype)
+            for col in tab.dtype.names or ():
+                rows[col] = t[col]
+            tab.buf[:] = rows.tobytes()
+        self._rewire()
+
+    def _rewire(self) -> None:
+        """Hand the session's hooks this recorder's current methods."""
+        hooks = self.session.hooks
+        hooks.unsubscribe(self)
+        hooks.subscribe(self)
 
 
 def _renumber(values: np.ndarray, start: int, keep: np.ndarray) -> np.ndarray:

@@ -90,8 +90,8 @@ def _find_races(trace: Any) -> list[_Race]:
     # Columns as int64 arrays, not lists: two million accesses as Python ints would be
     # hundreds of MB (an array holds 8 bytes per value and makes an int only when read).
     task_np = acc["task"].astype(np.int64)
-    a_alloc, a_off, a_len, a_write = (_ints(acc[c]) for c in ("alloc", "offset", "length",
-                                                              "write"))
+    a_off, a_len = _ints(acc["offset"]), _ints(acc["length"])
+    a_alloc, a_write = _ints(acc["alloc"], True), _ints(acc["write"], True)
     valid = (task_np >= 0) & (task_np < nt)
     first = _ints(np.concatenate(([0], np.cumsum(np.bincount(task_np[valid], minlength=nt)))))
     # accesses are appended task by task (a range then); sort if a trace was built otherwise
@@ -198,9 +198,8 @@ class _Graph:
         t_start_np = tasks["start_ns"].astype(np.int64)
         c_thread_np = calls["thread"].astype(np.int64)
         self.t_call = t_call = _ints(t_call_np)
-        c_thread = _ints(c_thread_np)
-        c_start = _ints(calls["start_ns"])
-        c_ret = _ints(calls["ret"])
+        # read only now and then (callbacks, syncs): the trace's own columns
+        c_thread, c_start, c_ret = calls["thread"], calls["start_ns"], calls["ret"]
         self.ran = ran = bytearray((t_start_np >= 0).astype(np.uint8).tobytes())
         failed = trace.failures
         for t in failed["task"].tolist():
@@ -232,15 +231,17 @@ class _Graph:
             return self.n - 1
 
         # --- streams: FIFO order, submission, per-stream and per-event task lists
+        small = nt + nc + 2 * trace.callbacks.rows < 1 << 31  # node ids fit int32
+        idt = np.int32 if small else np.int64
         sub = np.nonzero(on_stream & call_ok)[0]
-        blocks_src.append(nt + t_call_np[sub])
-        blocks_dst.append(sub)
+        blocks_src.append((nt + t_call_np[sub]).astype(idt))
+        blocks_dst.append(sub.astype(idt))
         st_idx = np.nonzero(on_stream)[0]
         st_order = st_idx[np.argsort(t_stream_np[st_idx], kind="stable")]
         st_sorted = t_stream_np[st_order]
         same = st_sorted[1:] == st_sorted[:-1]
-        blocks_src.append(st_order[:-1][same])
-        blocks_dst.append(st_order[1:][same])
+        blocks_src.append(st_order[:-1][same].astype(idt))
+        blocks_dst.append(st_order[1:][same].astype(idt))
         by_stream: dict[int, array[int]] = {}
         stream_calls: dict[int, array[int]] = {}
         cuts = np.nonzero(np.diff(st_sorted))[0] + 1
@@ -321,8 +322,8 @@ class _Graph:
             if prev >= 0:
                 exit_of[prev] = chain[-1]
             ch = np.frombuffer(chain, dtype=np.int64) if len(chain) else np.zeros(0, np.int64)
-            blocks_src.append(ch[:-1].copy())
-            blocks_dst.append(ch[1:].copy())
+            blocks_src.append(ch[:-1].astype(idt))
+            blocks_dst.append(ch[1:].astype(idt))
             del chain, ch
         for left in inserts.values():  # callbacks of threads that made no call
             for x1, x2 in pairwise(sorted(left)):
@@ -343,7 +344,7 @@ class _Graph:
         for c, kind, target, sy_end in zip(sy["call"].tolist(), sy["kind"].tolist(),
                                            sy["target"].tolist(), sy["end_ns"].tolist(),
                                            strict=True):
-            if not 0 <= c < nc or c_ret[c] in _TIMEOUTS:
+            if not 0 <= c < nc or int(c_ret[c]) in _TIMEOUTS:
                 continue
             froms: list[int] = []
             if kind == 0:  # stream
@@ -365,7 +366,7 @@ class _Graph:
                 before = [t for t in lst if t_call[t] < c]
                 froms = before[-1:]
             elif kind == 4:  # join (stop_thread): threads whose last call came before
-                me = c_thread[c]
+                me = int(c_thread[c])
                 for th, mine in thread_calls.items():
                     if th != me and mine and mine[-1] < c:
                         froms.append(exit_of[mine[-1]])
@@ -391,9 +392,8 @@ class _Graph:
         blocks_dst.append(np.frombuffer(one_dst, dtype=np.int64) if len(one_dst)
                           else np.zeros(0, np.int64))
         n = self.n
-        small = n < 1 << 31  # node ids as int32 then (half the memory)
-        src = np.concatenate(blocks_src).astype(np.int32 if small else np.int64)
-        dst = np.concatenate(blocks_dst).astype(np.int32 if small else np.int64)
+        src = np.concatenate(blocks_src).astype(idt)
+        dst = np.concatenate(blocks_dst).astype(idt)
         del blocks_src, blocks_dst
         order = np.argsort(src, kind="stable")
         self.indices = _ints(dst[order], small)
