@@ -29,7 +29,9 @@ def dvpp_malloc(s: Session, th: Any, cid: int, size: int) -> int:
 
 @acl_api("acl.media.dvpp_free", "acldvppFree", "p")
 def dvpp_free(s: Session, th: Any, cid: int, ptr: int) -> None:
-    """Free DVPP memory; 107000 for host or unknown pointers (RT2 DevDvppFree).
+    """Free DVPP memory; 107000 for host or unknown pointers (RT2 DevDvppFree). Device
+    memory from acl.rt.malloc is freed too (DevDvppFree checks only that the pointer is
+    device memory), with a warning finding naming acl.rt.free.
 
     Differs from real ACL: no difference known.
     """

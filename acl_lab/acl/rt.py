@@ -408,8 +408,9 @@ def free(s: S, th: Any, cid: int, ptr: int) -> None:
     """Free device memory at once (queued tasks are not waited for).
 
     Returns ret: 0, 100000 for null, 107000 for a double free, a foreign pointer or host
-    memory. Differs from real ACL: a queued task that uses the memory fails with 507053
-    when it runs instead of corrupting whatever reuses the address.
+    memory. DVPP memory is freed too, as the runtime does (one driver free), with a warning
+    finding naming acl.media.dvpp_free. Differs from real ACL: a queued task that uses the
+    memory fails with 507053 when it runs instead of corrupting whatever reuses the address.
     """
     s.free(th, cid, ptr, "device")
 

@@ -829,7 +829,12 @@ class Session:
                                        f"allocation #{r.id}: free takes the start address")
             raise AclError(107000, f"{api}({ptr:#x}): not an address this allocator handed "
                                    "out")
-        want = {"device": (DEVICE,), "host": (HOST_PINNED,), "dvpp": (DVPP,)}[kind]
+        # aclrtFree and acldvppFree both end in the driver's device free and check no
+        # allocator (CANN runtime: aclrtFreeImpl -> rtFree -> ApiImpl::DevFree in
+        # src/acl/aclrt_impl/memory.cpp and src/runtime/api/impl/api_impl.cc; DevDvppFree
+        # checks only that the pointer is device memory): either frees the other's memory
+        # and returns 0, and the trace's invalid_free check warns about the mismatch
+        want = {"device": (DEVICE, DVPP), "host": (HOST_PINNED,), "dvpp": (DVPP, DEVICE)}[kind]
         if r.kind not in want:
             hint = {DEVICE: "acl.rt.free", HOST_PINNED: "acl.rt.free_host",
                     DVPP: "acl.media.dvpp_free",

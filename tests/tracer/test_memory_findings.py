@@ -184,8 +184,8 @@ def test_free_of_pageable_memory(ready: ModuleType, session: Session) -> None:
 @pytest.mark.parametrize(("alloc", "wrong", "right"), [
     ("malloc", "free_host", "acl.rt.free("),
     ("malloc_host", "free", "acl.rt.free_host("),
-    ("dvpp_malloc", "free", "acl.media.dvpp_free("),
-    ("malloc", "dvpp_free", "acl.rt.free("),
+    ("dvpp_malloc", "free_host", "acl.media.dvpp_free("),
+    ("malloc_host", "dvpp_free", "acl.rt.free_host("),
 ])
 def test_free_with_the_wrong_api(ready: ModuleType, session: Session, alloc: str, wrong: str,
                                  right: str) -> None:
@@ -203,6 +203,32 @@ def test_free_with_the_wrong_api(ready: ModuleType, session: Session, alloc: str
     assert f.line == line
     assert right in f.message and site(l_alloc) in f.message
     assert f.ids["allocs"] == (alloc_row(session, l_alloc),)
+
+
+@pytest.mark.parametrize(("alloc", "wrong", "right"), [
+    ("dvpp_malloc", "free", "acl.media.dvpp_free("),
+    ("malloc", "dvpp_free", "acl.rt.free("),
+])
+def test_device_and_dvpp_frees_work_for_each_other_with_a_warning(
+        ready: ModuleType, session: Session, alloc: str, wrong: str, right: str) -> None:
+    """aclrtFree of DVPP memory, acldvppFree of device memory: the runtime frees both (one
+    driver free), so the call returns 0 and the block is gone (a second free is a double
+    free); the finding is a warning naming the documented free."""
+    acl = ready
+    make, args = {"malloc": (acl.rt.malloc, (128, NORMAL)),
+                  "dvpp_malloc": (acl.media.dvpp_malloc, (128,))}[alloc]
+    release = {"free": acl.rt.free, "dvpp_free": acl.media.dvpp_free}[wrong]
+    ptr, ret = make(*args); l_alloc = here()  # noqa: E702
+    assert ret == 0
+    assert release(ptr) == 0; line = here()  # noqa: E702
+    f = only(session, "invalid_free")
+    assert (f.line, f.severity) == (line, "warning")
+    assert right in f.message and site(l_alloc) in f.message and "anyway" in f.message
+    assert release(ptr) == 107000
+    found = session.finish().findings()
+    assert sorted(x.kind for x in found if x.kind != "leak") == ["double_free", "invalid_free"]
+    row = alloc_row(session, l_alloc)
+    assert not [x for x in found if x.kind == "leak" and row in x.ids.get("allocs", ())]
 
 
 def test_invalid_frees_fixed(ready: ModuleType, session: Session) -> None:

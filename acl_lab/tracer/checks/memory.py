@@ -40,6 +40,8 @@ FREE_APIS = {"acl.rt.free": 0, "acl.rt.free_host": 1, "acl.media.dvpp_free": 2}
 #: Allocation kind -> the API that frees it.
 FREE_OF_KIND = {0: "acl.rt.free", 1: "acl.rt.free_host", 2: "acl.media.dvpp_free"}
 _ACL_ERROR_INVALID = 107000
+#: allocation kinds whose frees the runtime accepts for each other (device and DVPP)
+_CROSS_FREEABLE = {0, 2}
 _ACL_ERROR_NULL = 100000
 _FREED_REASON = "was freed before the task ran"
 _PAST_END = re.compile(r"runs (\d+) bytes past the end of .*?\((\d+) bytes\)")
@@ -236,10 +238,15 @@ def _classify_free(ev: _Evidence, cid: int) -> tuple[str, str, int] | None:
 def _classify_free_now(ev: _Evidence, cid: int) -> tuple[str, str, int] | None:
     t = ev.trace
     ret = int(t.calls["ret"][cid])
-    if ret == 0:
-        return None
     args = t.call_args(cid)
     arg = args[0] if args else None
+    if ret == 0:
+        # device and DVPP memory freed with each other's free succeed (the runtime frees
+        # both through the driver's device free), against the documented pairing
+        if isinstance(arg, tuple) and arg[2] == 0 and \
+                {FREE_APIS[t.call_name(cid)], ev.alloc_kind(arg[1])} == _CROSS_FREEABLE:
+            return "invalid_free", "wrong_api_freed", arg[1]
+        return None
     if isinstance(arg, tuple):
         _, alloc, off = arg
         first = ev.freed_by.get(alloc)
@@ -314,6 +321,13 @@ _INVALID_TEXT = {
                   "acl.rt.malloc_host -> acl.rt.free_host, acl.media.dvpp_malloc -> "
                   "acl.media.dvpp_free",
                   "call {right}(ptr) for this pointer"),
+    "wrong_api_freed": ("{api} at {file}:{line} freed {alloc}, which the documentation "
+                        "pairs with {right}; the runtime freed it anyway (both end in the "
+                        "driver's device free), so it works on today's runtime but not by "
+                        "contract",
+                        "every allocator has its own free: acl.rt.malloc -> acl.rt.free, "
+                        "acl.media.dvpp_malloc -> acl.media.dvpp_free",
+                        "call {right}(ptr) for this pointer"),
     "unknown": ("{api} at {file}:{line} was given {addr}, an address no allocator handed out",
                 "free only pointers returned by the matching malloc, and only once",
                 "pass the pointer acl.rt.malloc (or malloc_host / dvpp_malloc) returned; "
@@ -358,7 +372,7 @@ def invalid_frees(trace: Any) -> list[Finding]:
         n = len(g.main)
         msg = (what.format(**fields) + f"{_times(n)}. Rule: {rule.format(**fields)}. "
                f"Fix: {fix.format(**fields)}.")
-        sev = "warning" if reason == "null" else "error"
+        sev = "warning" if reason in ("null", "wrong_api_freed") else "error"
         out.append(g.finding(ev, "invalid_free", sev, msg))
     return out
 
