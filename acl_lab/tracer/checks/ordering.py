@@ -215,6 +215,7 @@ class _Graph:
         # streams are keyed by object id, host tasks by their thread (happens_before)
         # (host_key(th) is host_key(0) - th, here for a whole column at once)
         self.key = _ints(np.where(on_stream, t_stream_np, host_key(0) - th_of_task))
+        del th_of_task, t_start_np
         #: Edge endpoints in blocks (numpy arrays), and single edges added one by one.
         blocks_src: list[np.ndarray] = []
         blocks_dst: list[np.ndarray] = []
@@ -475,9 +476,10 @@ class _Graph:
 def _ints(values: Any, small: bool = False) -> array[int]:
     """An int64 (``small``: int32) ``array`` of a numpy column or array: 8 (4) bytes a
     value, and a Python int only while one is read."""
-    if small:
-        return array("i", np.ascontiguousarray(values, dtype=np.int32).tobytes())
-    return array("q", np.ascontiguousarray(values, dtype=np.int64).tobytes())
+    out = array("i" if small else "q")
+    data = np.ascontiguousarray(values, dtype=np.int32 if small else np.int64)
+    out.frombytes(data.data.cast("B"))  # (a view of the data: no bytes copy in between)
+    return out
 
 
 def _task_site(trace: Any, task: int) -> tuple[str, int]:
