@@ -26,9 +26,12 @@ Memory bound (``Session(trace_limit_bytes=...)``, env ``ACL_LAB_TRACE_LIMIT_MB``
   edge and, when nothing else refers to it, the call that queued them; a host wait
   (synchronize_*) that told the host thread nothing new goes with its sync rows the same
   way. Rows left out in the middle of a table are removed in batches (``_compact``), and the
-  references past them renumbered. Task shedding needs the order of one host thread: it
-  stops (every later task kept) once a second thread, a host callback or a wait whose target
-  the trace cannot name appears.
+  references past them renumbered. The decisions keep one clock per host thread, so they
+  go on with several threads and host callbacks (``shedding``); a thread's first call and
+  its newest one stay (the race check's thread edges attach there).
+
+After ``Session.finish`` the frozen trace's columns are the only copy of the rows: the
+packed tables are emptied and packed back from that trace if anything is recorded later.
 
 Everything a finding needs is kept, whatever the limit. Dropped calls and tasks are counted
 per API name in ``trace.meta["dropped_calls"]`` / ``["dropped_tasks"]`` and reported by the
