@@ -12,8 +12,9 @@ streams, time or the trace.
 
 Host memory the emulator did not hand out (``arr.ctypes.data``, an ``mmap``'s address, a
 ctypes buffer) is *raw* host memory: real ACL accepts any valid host address, so the emulator
-does too, but only after ``/proc/self/maps`` shows the whole range mapped with the permission
-the access needs (``r`` to read, ``w`` to write). Every region knows whether the program may
+does too, but only after the kernel shows the whole range mapped with the permission the
+access needs (``r`` to read, ``w`` to write): a page-by-page probe first, ``/proc/self/maps``
+to explain a refusal. Every region knows whether the program may
 write it: a ``bytes`` object never (it is immutable and may be shared, e.g. an interned
 ``b"A"``), a numpy array only while its ``writeable`` flag is set and its pages are writable,
 raw memory only where its pages are. A write into anything else is refused before a byte moves.
@@ -22,6 +23,7 @@ raw memory only where its pages are. A write into anything else is refused befor
 from __future__ import annotations
 
 import ctypes
+import os
 import re
 import sys
 import weakref
@@ -314,13 +316,88 @@ def _map_start(line: bytes) -> int:
     return int(line[:line.index(b"-")], 16)
 
 
+class _IOVec(ctypes.Structure):
+    _fields_ = [("base", ctypes.c_void_p), ("len", ctypes.c_size_t)]
+
+
+_PAGE = 4096
+#: iovecs per process_vm_readv call (Linux's UIO_MAXIOV)
+_IOV_MAX = 1024
+
+
+def _load_vm_calls() -> tuple[Any, Any] | None:
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        calls = libc.process_vm_readv, libc.process_vm_writev
+    except (OSError, AttributeError):
+        return None
+    for fn in calls:
+        fn.restype = ctypes.c_ssize_t
+        fn.argtypes = (ctypes.c_int, ctypes.POINTER(_IOVec), ctypes.c_ulong,
+                       ctypes.POINTER(_IOVec), ctypes.c_ulong, ctypes.c_ulong)
+    return calls
+
+
+_VM_CALLS = _load_vm_calls() if sys.platform.startswith("linux") else None
+#: Whether ``host_range_problem`` may ask the kernel page by page (``process_vm_readv`` /
+#: ``process_vm_writev`` on this process, which honour the pages' protections and fail with
+#: EFAULT on an unmapped or forbidden page) before it reads the whole memory map. Off where
+#: ``host_mappings`` is replaced (the transport's server sees only its shadow pages).
+page_probe = _VM_CALLS is not None
+
+
+def _probe_pages(addr: int, nbytes: int, write: bool) -> bool | None:
+    """True when every page of ``[addr, addr+nbytes)`` allows the access, False when one does
+    not, None when the kernel cannot tell (no such syscall, or a seccomp filter refuses it).
+
+    One byte per page is read; for ``write`` it is written back unchanged with
+    ``process_vm_writev``, which fails on a read-only page instead of forcing it (unlike
+    ``/proc/self/mem``). A probe is a few microseconds; reading the map is hundreds.
+    """
+    assert _VM_CALLS is not None
+    readv, writev = _VM_CALLS
+    end = addr + max(nbytes, 1)
+    starts = [addr, *range((addr // _PAGE + 1) * _PAGE, end, _PAGE)]
+    pid = os.getpid()  # each call: a forked child must probe itself, not its parent
+    for i in range(0, len(starts), _IOV_MAX):
+        chunk = starts[i:i + _IOV_MAX]
+        n = len(chunk)
+        scratch = ctypes.create_string_buffer(n)
+        local = (_IOVec * 1)(_IOVec(ctypes.addressof(scratch), n))
+        remote = (_IOVec * n)(*(_IOVec(a, 1) for a in chunk))
+        got = readv(pid, local, 1, remote, n, 0)
+        if got != n:
+            if got < 0 and ctypes.get_errno() not in (_EFAULT, _ENOMEM):
+                return None  # the syscall itself is unavailable here
+            return False
+        if write:
+            got = writev(pid, local, 1, remote, n, 0)
+            if got != n:
+                if got < 0 and ctypes.get_errno() not in (_EFAULT, _ENOMEM):
+                    return None
+                return False
+    return True
+
+
+_EFAULT, _ENOMEM = 14, 12
+#: ranges up to this size are probed (16384 pages); a larger one reads the map once instead
+_PROBE_MAX_BYTES = 64 * MiB
+
+
 def host_range_problem(addr: int, nbytes: int, write: bool,
                        maps: list[bytes] | None = None) -> str:
     """Why ``[addr, addr+nbytes)`` cannot be read (or written), or "" when it can.
 
     The range must be covered, without a gap, by mappings that allow the access (``r`` to
-    read, ``w`` as well to write). ``nbytes`` 0 checks the byte at ``addr``.
+    read, ``w`` as well to write). ``nbytes`` 0 checks the byte at ``addr``. Without a
+    ``maps`` snapshot the kernel is asked page by page first (``_probe_pages``); the memory
+    map is read only to explain a refusal, or where the probe is unavailable.
     """
+    if maps is None and page_probe and addr > 0 and nbytes <= _PROBE_MAX_BYTES and \
+            addr + max(nbytes, 1) <= 1 << 64:
+        ok = _probe_pages(addr, nbytes, write)
+        if ok:
+            return ""
     table = host_mappings() if maps is None else maps
     end = addr + max(nbytes, 1)
     i = bisect_right(table, addr, key=_map_start) - 1
@@ -716,15 +793,14 @@ class MemorySystem:
             raise AccessError(code, f"{what} {addr:#x} points into pinned host memory that "
                                     "was freed (acl.rt.free_host, or the end of the session "
                                     "that allocated it)", "freed")
-        maps = host_mappings()
-        why = host_range_problem(addr, nbytes, False, maps)
+        why = host_range_problem(addr, nbytes, False)
         if why:
             raise AccessError(code, f"{what}: {why}; real ACL accepts any valid host "
                                     "address, but this one is not", "unmapped")
         r = Region(-1, HOST_PAGEABLE, -1, addr, nbytes, nbytes, 0, POOL_HOST, 0,
                    _writable_view(addr, nbytes), -1)
         r.raw = True
-        why = host_range_problem(addr, nbytes, True, maps) if nbytes else ""
+        why = host_range_problem(addr, nbytes, True) if nbytes else ""
         r.read_only = f"raw host memory whose {why.partition('the ')[2]}" if why else ""
         return r
 

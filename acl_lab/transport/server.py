@@ -526,6 +526,7 @@ def install_shadow_maps(pages: hostmem.Pages) -> None:
     touches memory it did not hand out; in the server that would be the server's own heap.
     """
     _memory.host_mappings = pages.maps_lines
+    _memory.page_probe = False  # the kernel would see the server's own heap as mapped
 
 
 def serve_fd(fd: int, make_session: Callable[[int], Session] | None = None,
