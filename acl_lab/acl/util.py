@@ -49,9 +49,9 @@ def numpy_to_ptr(s: S, th: Any, cid: int, arr: Any) -> int:
         raise ValueError("acl.util.numpy_to_ptr needs a numpy.ndarray as argument")
     # warnings.warn, naming a notebook cell as the cell (runtime.sites)
     warn_at_caller("numpy_to_ptr will be deprecated. Please use acl.util.bytes_to_ptr",
-                   Warning, stacklevel=3)
+                   Warning, stacklevel=2)
     if not arr.flags.c_contiguous:
-        warn_at_caller("the array is not contiguous", Warning, stacklevel=3)
+        warn_at_caller("the array is not contiguous", Warning, stacklevel=2)
     return _array_ptr(s, cid, arr)
 
 

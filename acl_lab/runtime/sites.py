@@ -80,18 +80,26 @@ def format_site(file: str, line: int, short: bool = False) -> str:
     return f"{shown}:{line}" if line > 0 else shown
 
 
+#: prefix of the file name of the code the API boundary generates (wrappers, bound calls)
+GENERATED_PREFIX = "<acl_api"
+
+
 def warn_at_caller(message: str, category: type[Warning], stacklevel: int) -> None:
     """``warnings.warn(message, category, stacklevel)``, but a notebook cell is named as the
     cell (``cell In[5]``) in the printed warning, not as the kernel's temporary file.
 
     The frame ``stacklevel`` levels up (1: the caller of this function) is the one blamed,
-    as with ``warnings.warn``; filters and the once-per-location registry work as usual.
+    as with ``warnings.warn``, not counting the frames the API boundary generates (the
+    wrapper and the transport's bound call: how many there are is the boundary's business);
+    filters and the once-per-location registry work as usual.
     """
     frame: Any = sys._getframe(1)
     for _ in range(stacklevel - 1):
         if frame.f_back is None:
             break
         frame = frame.f_back
+        while frame.f_code.co_filename.startswith(GENERATED_PREFIX) and frame.f_back:
+            frame = frame.f_back
     g = frame.f_globals
     warnings.warn_explicit(message, category, cell_name(frame.f_code.co_filename),
                            frame.f_lineno, module=g.get("__name__", "__main__"),

@@ -194,7 +194,7 @@ def test_findings_inside_the_loop_survive(runaway_trace: tuple[Trace, dict[str, 
     warn = truncation(trace)
     assert warn.severity == "warning" and warn.file == __file__
     dropped = sum(trace.meta["dropped_calls"].values())
-    for text in (f"{dropped} successful call(s)", "2.0 MiB", "acl.rt.get_device x",
+    for text in (f"{dropped} successful call(s)", "2.0 MiB", "acl.rt.get_device (aclrtGetDevice) x",
                  "trace_limit_bytes", "ACL_LAB_TRACE_LIMIT_MB="):
         assert text in warn.message, text
     assert_refs_consistent(trace)
