@@ -252,9 +252,6 @@ SAMPLES: list[Sample] = [
                          [("float32", (1, 1000))])],
            images=[("data/dog1_1024_683.jpg", 1024, 683), ("data/dog2_1024_683.jpg", 1024, 683)]),
     Sample(C + "vpc_resnet50_imagenet_classification", main="src/acl_sample.py", cwd=".",
-           note="the false findings come from the emulator's free rule: it refuses "
-           "acl.rt.free of DVPP memory (107000), which a card frees (same DevMemFree as "
-           "acldvppFree in the runtime's api_impl.cc); reported for session.free",
            singleop=[("op_models/op_list.json", "op_models/")],
            models=[Model("model/resnet50_aipp.om", [("data", "uint8", _nv12(224, 224))],
                          [("float32", (1, 1000))], **_RESNET_AIPP)],
@@ -702,22 +699,16 @@ VERDICTS: tuple[tuple[str, str, str, str, str], ...] = (
      "the result is right, but the program crashes if the pages after the buffer are not "
      "mapped)"),
     (C + "vpc_resnet50_imagenet_classification", "invalid_free", "acl_model.py",
-     "ret = acl.rt.free(data)", "false: real aclrtFree (aclrtFreeImpl -> rtFree -> "
-     "ApiImpl::DevFree -> DevMemFree) does not check which allocator made the pointer and "
-     "acldvppFree ends in the same DevMemFree (api_impl.cc DevDvppFree), so this free of the "
-     "DVPP resize output succeeds on a card (the emulator refuses it with 107000); the real "
-     "bug here is that Dvpp.__del__ then dvpp_frees the same buffer again"),
-    *[(C + "vpc_resnet50_imagenet_classification", "leak", "acl_model.py", code,
-       "false: a consequence of the emulator refusing acl.rt.free of DVPP memory at "
-       "acl_model.py:149 (the exception ends Model.__del__ before it releases this); on a card "
-       "that free succeeds and this is released")
-      for code in ("self.model_id, ret = acl.mdl.load_from_file", "self.model_desc = ",
-                   "dataset = acl.mdl.create_dataset()", "temp_buffer, ret = acl.rt.malloc(",
-                   "dataset_buffer = acl.create_data_buffer(temp_buffer")],
+     "ret = acl.rt.free(data)", "true (warning): Model.__del__ frees the input dataset's "
+     "buffer, the DVPP resize output, with acl.rt.free; the runtime frees it (aclrtFreeImpl "
+     "-> rtFree -> DevMemFree, the same driver free as acldvppFree), but the documented pair "
+     "is acl.media.dvpp_free"),
+    (C + "vpc_resnet50_imagenet_classification", "double_free", "acl_dvpp.py",
+     "acl.media.dvpp_free(self._resize_out_dev)", "true: Dvpp.__del__ dvpp_frees the resize "
+     "output that Model.__del__ already freed with acl.rt.free at acl_model.py:149"),
     (C + "vpc_resnet50_imagenet_classification", "leak", "acl_model.py", "",
      "true: _gen_input_dataset makes a new input dataset and data buffer per picture and only "
-     "the last is destroyed (a card leaks 1 of the 2; here the last one's destroy is also cut "
-     "short by the refused free at acl_model.py:149)"),
+     "the last is destroyed"),
     (C + "vpc_resnet50_imagenet_classification", "leak", "acl_dvpp.py", "",
      "true: gen_tensor_desc allocates a new decode and resize output (and their pic descs) per "
      "picture; only the last picture's are released"),
