@@ -414,7 +414,12 @@ class Pipe(Transport):
                                                                     for x in entry):
                     addr, n = entry
                     if self.pages.ensure(addr, n, True):
-                        self._mirrors[addr] = _Mirror(addr, n, None, True, True)
+                        # a new block reads as zero in the emulator: so does its mirror (the
+                        # pages may hold an earlier block's bytes), and nothing is dirty yet
+                        m = _Mirror(addr, n, None, True, True)
+                        hostmem.write(addr, bytes(n))
+                        m.last = bytes(n)
+                        self._mirrors[addr] = m
                     else:  # this process has memory there: the block cannot be handed out
                         self._unmirrored.add(addr)
             for entry in landed if type(landed) is list else ():

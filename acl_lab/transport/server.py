@@ -43,6 +43,7 @@ import socket
 import sys
 import threading
 import traceback
+from bisect import bisect_right
 from collections.abc import Callable
 from typing import Any
 
@@ -111,7 +112,6 @@ class Server:
         self._arrays: dict[int, Any] = {}  # shadow arrays the client still holds
         self._landed: list[list[Any]] = []
         self._pins: list[list[int]] = []
-        self._pinned_seen: set[int] = set()
         self.session: Session | None = None
         self.index = -2  # no session yet
         self._session_lock = threading.Lock()
@@ -167,8 +167,10 @@ class Server:
 
     def on_alloc(self, region: Any, call_id: int) -> None:
         """A pinned block was allocated: the client mirrors it at the same address."""
-        if region.kind == _memory.HOST_PINNED and region.addr not in self._pinned_seen:
-            self._pinned_seen.add(int(region.addr))
+        # every block, also at an address handed out before: the mirror must take the new
+        # block's size (a bigger one would leave the tail unsynced; a smaller one would make
+        # the client sync the old extent, which the server refuses as a whole)
+        if region.kind == _memory.HOST_PINNED:
             self._pins.append([int(region.addr), int(region.size)])
 
     # ------------------------------------------------------------------ wire
@@ -399,8 +401,17 @@ class Server:
         s = self.session
         if s is None:
             return False
-        r = s.memory.host_index.find(addr)
-        return r is not None and r.kind == _memory.HOST_PINNED and addr + n <= r.addr + r.size
+        # not just the region the index finds first: a pageable buffer registered inside a
+        # pinned block (a view of it) starts later and would hide the block
+        idx = s.memory.host_index
+        last = bisect_right(idx.starts, addr) - 1
+        for i in range(last, max(-1, last - 64), -1):
+            r = idx.regions[i]
+            if r.kind == _memory.HOST_PINNED and addr + n <= r.addr + r.size:
+                return True
+            if r.kind == _memory.HOST_PINNED:
+                return False  # pinned blocks do not overlap: no other one holds addr
+        return False
 
     def _arg(self, name: str, i: int, a: Any) -> Any:
         if isinstance(a, Ref):

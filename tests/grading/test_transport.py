@@ -450,3 +450,23 @@ def test_solutions_graded_through_the_pipe_score_what_they_score_in_process(
              if (r["exercise"], r["item"]) in in_process}
     assert piped == in_process
     assert sum(piped.values()) > 0
+
+
+def test_a_pinned_address_handed_out_again_is_told_with_its_new_size(tmp_path: Path) -> None:
+    """The allocator may give a freed block's address to another block (a later exercise in
+    the same worker): the client must be told each block's size, or its mirror keeps the old
+    extent (bigger: the writes past it never reach the emulator; smaller: the whole sync is
+    refused), and the model reads stale input."""
+    from types import SimpleNamespace
+
+    from acl_lab.runtime.memory import HOST_PINNED
+    from acl_lab.transport.server import Server
+    a, b = socket.socketpair()
+    try:
+        srv = Server(a.detach())
+        block = 0x7F00_0000_0000
+        for size in (4096, 1024, 65536, 65536):
+            srv.on_alloc(SimpleNamespace(kind=HOST_PINNED, addr=block, size=size), 0)
+        assert srv._pins == [[block, 4096], [block, 1024], [block, 65536], [block, 65536]]
+    finally:
+        b.close()
