@@ -6,6 +6,7 @@ every parameter is positional only; optional parameters show their default."""
 
 from __future__ import annotations
 
+import importlib
 import inspect
 import pydoc
 from collections.abc import Iterator
@@ -29,7 +30,12 @@ def acl() -> Iterator[ModuleType]:
 
 
 def wrapper_of(acl: ModuleType, name: str) -> object:
-    """The public function ``name`` (``acl.rt.malloc``) of the emulated module."""
+    """The public function ``name`` (``acl.rt.malloc``) of the emulated module, or of the
+    acl_lab module that declares it (``acl_lab.aclnn.create_tensor``: the registry holds the
+    extensions too once they are imported)."""
+    if not name.startswith("acl."):
+        module, _, attr = name.rpartition(".")
+        return getattr(importlib.import_module(module), attr)
     obj: object = acl
     for part in name.split(".")[1:]:
         obj = getattr(obj, part)
