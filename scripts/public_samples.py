@@ -691,7 +691,6 @@ VERDICTS: tuple[tuple[str, str, str, str, str], ...] = (
      "acl_dvpp_process.py", "", "true, harmless (info): the JPEGE output buffer is copied "
      "whole, its tail past the encoded size was never written"),
     (C + "vpc_jpeg_resnet50_imagenet_classification", "leak", "main.py", "", _LEAK_EXIT),
-    (C + "resnet50_imagenet_dynamic_hw", "leak", "", "", _LEAK_EXIT),
     (C + "resnet50_imagenet_dynamic_hw", "out_of_bounds", "acl_net.py",
      "ret = acl.rt.memcpy(item[\"buffer\"],", "true: the input is copied with "
      "get_input_size_by_index, the largest gear's 448x448x3 bytes, from the 224x224x3 bytes "
