@@ -1114,8 +1114,6 @@ def set_input(s: Any, th: Any, cid: int, mid: int, ds_handle: int, index: int,
     ``index`` with a synchronous host-to-device copy (GE SetDynamicAippData: 145012 when the
     buffer is smaller than the parameters)."""
     from . import models as M
-    from .objects import Task
-    from .scheduler import TaskKind
 
     lm = M.model(s, mid)
     om = lm.om
@@ -1140,16 +1138,8 @@ def set_input(s: Any, th: Any, cid: int, mid: int, ds_handle: int, index: int,
         raise AclError(145012, f"input dynamic aipp param len [{len(payload)}] is larger than "
                                f"aipp_data size [{b.size}] (allocate "
                                "acl.mdl.get_aipp_data_size(batch) bytes)")
-    r = M._io_region(s, b.addr, f"the {DYNAMIC_AIPP_NAME} buffer")
-    s.require_ctx(th)
-    eng, dur = s._copy_cost(1, len(payload), True)  # ACL_MEMCPY_HOST_TO_DEVICE
-    t = Task(TaskKind.H2D, None, cid, th.clock, eng, dur)
-    t.label = f"dynamic AIPP parameters -> {DYNAMIC_AIPP_NAME}"
-    t.pinned = True
-    t.nbytes = len(payload)
-    t.payload = payload
-    s._add_access(t, r, b.addr - r.addr, len(payload), True)
-    s.run_sync_task(th, t)
+    M.write_input_params(s, th, cid, b.addr, payload, f"the {DYNAMIC_AIPP_NAME} buffer",
+                         f"dynamic AIPP parameters -> {DYNAMIC_AIPP_NAME}")
     a = next(x for x in om.meta["aipp"] if x.get("aipp_mode") == "dynamic")
     fmt = FORMAT_NAMES[p.input_format]
     ds.aipp_reads[int(a["related_input_rank"])] = p.batch * picture_bytes(fmt, *p.src_size)

@@ -539,20 +539,29 @@ def set_gear(s: Session, th: HostThread, cid: int, mid: int, handle: int, index:
                                f"acl.mdl.get_input_index_by_name(desc, \"{SHAPE_DATA_NAME}\")); "
                                f"real ACL would write the gear into buffer {index} and "
                                "return 0, corrupting it")
-    r = _io_region(s, b.addr, f"the {SHAPE_DATA_NAME} buffer")
     width = 8 if b.size >= 8 * len(gear) else 4
     payload = b"".join(v.to_bytes(width, "little") for v in gear)
+    write_input_params(s, th, cid, b.addr, payload, f"the {SHAPE_DATA_NAME} buffer",
+                       f"{_gear_label(om, gear)} -> {SHAPE_DATA_NAME}")
+    ds.gear = gear
+    lm.cur_gear = gear
+
+
+def write_input_params(s: Session, th: HostThread, cid: int, addr: int, payload: bytes,
+                       what: str, label: str) -> None:
+    """Write ``payload`` (parameters ACL fills in for the program: the gear of a dynamic
+    model, dynamic AIPP's parameter set) into the model input buffer at ``addr`` the way GE
+    does: one synchronous, pinned host-to-device copy, traced as a write of those bytes."""
+    r = _io_region(s, addr, what)
     s.require_ctx(th)
     eng, dur = s._copy_cost(_MEMCPY_H2D, len(payload), True)
     t = Task(TaskKind.H2D, None, cid, th.clock, eng, dur)
-    t.label = f"{_gear_label(om, gear)} -> {SHAPE_DATA_NAME}"
+    t.label = label
     t.pinned = True
     t.nbytes = len(payload)
     t.payload = payload
-    s._add_access(t, r, b.addr - r.addr, len(payload), True)
+    s._add_access(t, r, addr - r.addr, len(payload), True)
     s.run_sync_task(th, t)
-    ds.gear = gear
-    lm.cur_gear = gear
 
 
 def _check_length(size: int, need: int, index: int) -> None:
