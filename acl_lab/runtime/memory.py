@@ -23,6 +23,7 @@ raw memory only where its pages are. A write into anything else is refused befor
 from __future__ import annotations
 
 import ctypes
+import errno
 import os
 import re
 import sys
@@ -290,6 +291,16 @@ def _writable_view(addr: int, nbytes: int) -> np.ndarray:
     return np.frombuffer(memoryview(raw).cast("B"), dtype=np.uint8)
 
 
+def _raw_host(addr: int, nbytes: int, read_only: str) -> Region:
+    """An unindexed region over raw host memory ``[addr, addr+nbytes)`` the caller checked
+    readable; ``read_only`` says why the program may not write it ("" when it may)."""
+    r = Region(-1, HOST_PAGEABLE, -1, addr, nbytes, nbytes, 0, POOL_HOST, 0,
+               _writable_view(addr, nbytes), -1)
+    r.raw = True
+    r.read_only = read_only
+    return r
+
+
 # --------------------------------------------------------------------- host pages
 
 #: Where Linux lists the process's mappings: ``start-end perms offset dev inode path``.
@@ -355,7 +366,7 @@ def _probe_pages(addr: int, nbytes: int, write: bool) -> bool | None:
     ``/proc/self/mem``). A probe is a few microseconds; reading the map is hundreds.
     """
     assert _VM_CALLS is not None
-    readv, writev = _VM_CALLS
+    calls = _VM_CALLS if write else _VM_CALLS[:1]  # the write goes back after the read
     end = addr + max(nbytes, 1)
     starts = [addr, *range((addr // _PAGE + 1) * _PAGE, end, _PAGE)]
     pid = os.getpid()  # each call: a forked child must probe itself, not its parent
@@ -365,21 +376,17 @@ def _probe_pages(addr: int, nbytes: int, write: bool) -> bool | None:
         scratch = ctypes.create_string_buffer(n)
         local = (_IOVec * 1)(_IOVec(ctypes.addressof(scratch), n))
         remote = (_IOVec * n)(*(_IOVec(a, 1) for a in chunk))
-        got = readv(pid, local, 1, remote, n, 0)
-        if got != n:
-            if got < 0 and ctypes.get_errno() not in (_EFAULT, _ENOMEM):
-                return None  # the syscall itself is unavailable here
-            return False
-        if write:
-            got = writev(pid, local, 1, remote, n, 0)
+        for call in calls:
+            got = call(pid, local, 1, remote, n, 0)
             if got != n:
-                if got < 0 and ctypes.get_errno() not in (_EFAULT, _ENOMEM):
-                    return None
+                if got < 0 and ctypes.get_errno() not in _REFUSED:
+                    return None  # the syscall itself is unavailable here
                 return False
     return True
 
 
-_EFAULT, _ENOMEM = 14, 12
+#: the errnos of a page the access may not touch (any other: the probe cannot tell)
+_REFUSED = (errno.EFAULT, errno.ENOMEM)
 #: ranges up to this size are probed (16384 pages); a larger one reads the map once instead
 _PROBE_MAX_BYTES = 64 * MiB
 
@@ -797,12 +804,9 @@ class MemorySystem:
         if why:
             raise AccessError(code, f"{what}: {why}; real ACL accepts any valid host "
                                     "address, but this one is not", "unmapped")
-        r = Region(-1, HOST_PAGEABLE, -1, addr, nbytes, nbytes, 0, POOL_HOST, 0,
-                   _writable_view(addr, nbytes), -1)
-        r.raw = True
         why = host_range_problem(addr, nbytes, True) if nbytes else ""
-        r.read_only = f"raw host memory whose {why.partition('the ')[2]}" if why else ""
-        return r
+        return _raw_host(addr, nbytes,
+                         f"raw host memory whose {why.partition('the ')[2]}" if why else "")
 
     def host_overread(self, r: Region, addr: int, nbytes: int, what: str) -> Region:
         """A read of ``[addr, addr+nbytes)`` that starts in the host buffer ``r`` (one
@@ -811,7 +815,8 @@ class MemorySystem:
         Real ACL does not know how large a host buffer is: the copy is the driver's
         (``drvMemcpy``, closed source) and reads whatever bytes follow the buffer, or the
         process dies if they are not mapped. The emulator copies the same bytes when
-        ``/proc/self/maps`` shows the whole range mapped readable (a raw region over it),
+        the kernel shows the whole range mapped readable (``host_range_problem``; a raw
+        region over it, never writable),
         and otherwise refuses with the raw-address rule's code (``raw_region``: 107000).
         Only reads: a write past a host buffer is never done (see ``Session._copy_checks``).
 
@@ -827,11 +832,8 @@ class MemorySystem:
                                       f"are not readable ({why}): on a card the copy fails "
                                       "in the driver or the process crashes", "unmapped",
                               r.id, over)
-        raw = Region(-1, HOST_PAGEABLE, -1, addr, nbytes, nbytes, 0, POOL_HOST, 0,
-                     _writable_view(addr, nbytes), -1)
-        raw.raw = True
-        raw.read_only = "raw host memory past the end of a host buffer (read only here)"
-        return raw
+        return _raw_host(addr, nbytes,
+                         "raw host memory past the end of a host buffer (read only here)")
 
     @staticmethod
     def may_write(r: Region) -> str:
