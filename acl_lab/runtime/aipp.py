@@ -164,6 +164,11 @@ class AippConfig:
         return dict(self.values)
 
 
+#: the numeric field kinds: how a value is read and what the error calls it
+_NUMBERS: dict[str, tuple[type[int] | type[float], str]] = {
+    "int": (int, "an integer"), "float": (float, "a number")}
+
+
 def _value(key: str, raw: str, line: int) -> Any:
     kind = FIELDS[key]
     text = raw.strip().strip('"')
@@ -173,17 +178,12 @@ def _value(key: str, raw: str, line: int) -> Any:
         if text.lower() in ("false", "0"):
             return False
         raise AippConfigError(f"line {line}: {key} must be true or false, got {raw.strip()!r}")
-    if kind == "int":
+    if kind in _NUMBERS:
+        cast, what = _NUMBERS[kind]
         try:
-            return int(text)
+            return cast(text)
         except ValueError:
-            raise AippConfigError(f"line {line}: {key} must be an integer, got "
-                                  f"{raw.strip()!r}") from None
-    if kind == "float":
-        try:
-            return float(text)
-        except ValueError:
-            raise AippConfigError(f"line {line}: {key} must be a number, got "
+            raise AippConfigError(f"line {line}: {key} must be {what}, got "
                                   f"{raw.strip()!r}") from None
     if kind == "enum" and key == "aipp_mode":
         if text not in ("static", "dynamic"):
