@@ -29,6 +29,7 @@ of device memory (two blocks).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
 
@@ -103,11 +104,24 @@ def _no_host_wait_between(run: Run) -> Verdict:
     return True, "the host did not wait between the copies"
 
 
-def _call_budget(run: Run) -> Verdict:
-    n = run.trace.calls.rows
-    if n > CALL_BUDGET_101:
-        return False, f"your run made {n} ACL calls; the budget is {CALL_BUDGET_101}"
-    return True, f"{n} ACL calls, within the budget of {CALL_BUDGET_101}"
+def call_budget(limit: int, *, counting: str = "",
+                advice: str = "") -> Callable[[Run], Verdict]:
+    """An item predicate: the run made at most ``limit`` ACL calls (every thread's).
+
+    ``counting`` names a pyACL function whose calls the reason also counts; ``advice``
+    ends the reason of a run over the budget.
+    """
+
+    def judged(run: Run) -> Verdict:
+        n = run.trace.calls.rows
+        text = f"{n} ACL calls"
+        if counting:
+            text += f" ({len(run.trace.calls_named(counting))} of them {counting})"
+        if n > limit:
+            return False, f"your run made {text}; the budget is {limit}{advice}"
+        return True, f"{text}, within the budget of {limit}"
+
+    return judged
 
 
 register(Exercise(
@@ -130,7 +144,8 @@ register(Exercise(
         Item("no_host_wait", "budget: no host synchronize between the two copies", 1,
              _no_host_wait_between,
              "The host only has to wait once, after everything is queued.", "timeline"),
-        Item("calls", f"budget: at most {CALL_BUDGET_101} ACL calls", 1, _call_budget,
+        Item("calls", f"budget: at most {CALL_BUDGET_101} ACL calls", 1,
+             call_budget(CALL_BUDGET_101),
              "Setup, three copies, one event and teardown need no more.", "timeline"),
     ),
 ))
@@ -187,13 +202,6 @@ def _no_context_findings(run: Run) -> Verdict:
     return True, "every call ran in a context of its own thread"
 
 
-def _call_budget_102(run: Run) -> Verdict:
-    n = run.trace.calls.rows
-    if n > CALL_BUDGET_102:
-        return False, f"your run made {n} ACL calls; the budget is {CALL_BUDGET_102}"
-    return True, f"{n} ACL calls, within the budget of {CALL_BUDGET_102}"
-
-
 register(Exercise(
     id="10.2",
     title="puzzle: one context per thread",
@@ -209,7 +217,8 @@ register(Exercise(
         Item("no_context_findings", "no context_not_set or wrong_context finding", 1,
              _no_context_findings, "Which context is current in a new thread?", "timeline",
              claims=("context_not_set", "wrong_context")),
-        Item("calls", f"budget: at most {CALL_BUDGET_102} ACL calls", 1, _call_budget_102,
+        Item("calls", f"budget: at most {CALL_BUDGET_102} ACL calls", 1,
+             call_budget(CALL_BUDGET_102),
              "Per worker: a context, two buffers, two copies, the frees and the destroy.",
              "timeline"),
     ),
@@ -314,18 +323,6 @@ def _unsubscribed(run: Run) -> Verdict:
     return True, "the subscription was undone before the teardown"
 
 
-def _call_budget_103(run: Run) -> Verdict:
-    t = run.trace
-    n = t.calls.rows
-    polls = len(t.calls_named("acl.rt.process_report"))
-    text = f"{n} ACL calls ({polls} of them acl.rt.process_report)"
-    if n > CALL_BUDGET_103:
-        return False, (f"your run made {text}; the budget is {CALL_BUDGET_103}: one "
-                       "process_report(-1), started once the stream is subscribed, runs the "
-                       "one callback")
-    return True, f"{text}, within the budget of {CALL_BUDGET_103}"
-
-
 register(Exercise(
     id="10.3",
     title="puzzle: one callback",
@@ -346,7 +343,10 @@ register(Exercise(
         Item("unsubscribed", "the subscription is undone (unsubscribe_report) before the "
              "teardown", 1, _unsubscribed,
              "Every subscribe_report has its unsubscribe_report.", "timeline"),
-        Item("calls", f"budget: at most {CALL_BUDGET_103} ACL calls", 1, _call_budget_103,
+        Item("calls", f"budget: at most {CALL_BUDGET_103} ACL calls", 1, call_budget(
+             CALL_BUDGET_103, counting="acl.rt.process_report", advice=(
+                 ": one process_report(-1), started once the stream is subscribed, runs "
+                 "the one callback")),
              "Count the report thread's calls too: one process_report is enough.",
              "timeline"),
     ),
