@@ -234,3 +234,28 @@ def test_double_buffer_budgets_show_the_measured_numbers() -> None:
 def test_computing_on_the_host_scores_nothing(part: str, fn: Any) -> None:
     """The right values computed without the device: no ACL call, no item passes."""
     assert _grade(fn, part=part).score == 0
+
+
+FINALIZE = "    check_ret(\"acl.finalize\", acl.finalize())\n"
+
+
+@pytest.mark.parametrize(("part", "entry", "limit"), [
+    ("10.1", "ordered_copy", "CALL_BUDGET_101"),
+    ("10.2", "round_trip_in_threads", "CALL_BUDGET_102"),
+    ("10.3", "callback_copy", "CALL_BUDGET_103"),
+])
+def test_call_budget_fails_a_run_over_it_and_only_that_item(part: str, entry: str,
+                                                             limit: str) -> None:
+    """The solution with harmless extra calls (queries of the run mode) before the
+    finalize: right in every other respect, so only the call budget fails, naming the count."""
+    from acl_lab.grading.exercises import ex10
+
+    budget = getattr(ex10, limit)
+    spend = f"    for _ in range({budget}):\n        acl.rt.get_run_mode()\n" + FINALIZE
+    ex = get_exercise(part)
+    run = run_exercise(ex, _variant_of([(FINALIZE, spend)], entry), seed=11)
+    failed = _failed(grade_run(ex, run))
+    assert set(failed) == {"calls"}, failed
+    assert run.trace.calls.rows > budget
+    assert (f"your run made {run.trace.calls.rows} ACL calls" in failed["calls"]
+            and f"the budget is {budget}" in failed["calls"])
