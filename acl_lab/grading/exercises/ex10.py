@@ -40,6 +40,7 @@ from ...tracer.checks.base import human_bytes
 from ...tracer.schema import ALLOC_KINDS, TASK_KINDS
 from ..provenance import device_result
 from ..rubric import Exercise, Item, Run, Verdict, register
+from .ex05 import entry_thread, first_sentence, ok_calls
 from .ex06 import batch_window_ns, outputs_match, race_verdict
 
 #: Elements of the array 10.1 copies around.
@@ -181,7 +182,7 @@ def _context_per_thread(run: Run) -> Verdict:
     t = run.trace
     threads = t.calls["thread"]
     made = [int(threads[c]) for c in t.calls_named("acl.rt.create_context")]
-    main = int(threads[0]) if t.calls.rows else 0
+    main = entry_thread(t)
     workers = sorted(set(made) - {main})
     if main in made:
         return False, ("the main thread created a context: in this puzzle each worker creates "
@@ -198,7 +199,7 @@ def _context_per_thread(run: Run) -> Verdict:
 def _no_context_findings(run: Run) -> Verdict:
     bad = run.of_kind("context_not_set", "wrong_context")
     if bad:
-        return False, bad[0].message.split(". ")[0]
+        return False, first_sentence(bad[0].message)
     return True, "every call ran in a context of its own thread"
 
 
@@ -261,14 +262,9 @@ def _correct_103(run: Run) -> Verdict:
     return True, "the result is x, handed over by the callback after the copy back"
 
 
-def _main_thread(trace: Any) -> int:
-    return int(trace.calls["thread"][0]) if trace.calls.rows else 0
-
-
 def _one_callback(run: Run) -> Verdict:
     t = run.trace
-    launched = [c for c in t.calls_named("acl.rt.launch_callback")
-                if int(t.calls["ret"][c]) == 0]
+    launched = ok_calls(t, "acl.rt.launch_callback")
     ran = [j for j in range(t.callbacks.rows) if int(t.callbacks["start_ns"][j]) >= 0]
     if len(launched) != 1:
         return False, (f"the budget is one callback (acl.rt.launch_callback); your run "
@@ -285,7 +281,7 @@ def _report_thread(run: Run) -> Verdict:
     ran = [j for j in range(cb.rows) if int(cb["start_ns"][j]) >= 0]
     if not ran:
         return False, "no callback ran, so no report thread processed one"
-    main = _main_thread(t)
+    main = entry_thread(t)
     threads = t.calls["thread"]
     for j in ran:
         th = int(cb["thread"][j])
@@ -304,9 +300,8 @@ def _report_thread(run: Run) -> Verdict:
 
 def _unsubscribed(run: Run) -> Verdict:
     t = run.trace
-    rets = t.calls["ret"]
-    subs = [c for c in t.calls_named(_SUBSCRIBE) if int(rets[c]) == 0]
-    unsubs = [c for c in t.calls_named(_UNSUBSCRIBE) if int(rets[c]) == 0]
+    subs = ok_calls(t, _SUBSCRIBE)
+    unsubs = ok_calls(t, _UNSUBSCRIBE)
     if not subs:
         return False, f"no successful {_SUBSCRIBE}: nothing to undo"
     if len(unsubs) < len(subs):
