@@ -63,11 +63,14 @@ class DeadlockError(Exception):
     This is the one documented place where the emulator raises instead of returning a code:
     a hang has no return code. ``edges`` hold the wait-for graph, ``stacks`` every thread's
     Python stack when the watchdog fired, ``report`` the whole explanation as text.
+    ``quiet`` marks a wait that is no deadlock but ends with the session (a timed poll still
+    running at close): its thread ends without a finding or a printed traceback.
     """
 
     def __init__(self, summary: str, edges: list[WaitEdge], stacks: str = "",
-                 thread: str = "", file: str = "", line: int = 0) -> None:
+                 thread: str = "", file: str = "", line: int = 0, quiet: bool = False) -> None:
         self.summary = summary
+        self.quiet = quiet
         self.edges = edges
         self.stacks = stacks
         self.thread = thread

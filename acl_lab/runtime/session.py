@@ -1592,7 +1592,7 @@ class Session:
                    and not t.daemon for t in threading.enumerate())
 
     def _deadlock(self, th: HostThread, cid: int, what: str, needs: list[tuple[Any, str]],
-                  why: str, stacks: bool = False) -> DeadlockError:
+                  why: str, stacks: bool = False, quiet: bool = False) -> DeadlockError:
         file, line = self.recorder.call_site(cid) if self.recorder is not None else ("", 0)
         edges = [WaitEdge(th.label(), what, why, file, line)]
         for who, reason in needs:
@@ -1613,8 +1613,8 @@ class Session:
                     parts.append(f"--- {t.name}\n" + "".join(traceback.format_stack(f)))
             text = "\n".join(parts)
         summary = f"{th.label()} waits for {what} forever: {why}"
-        err = DeadlockError(summary, edges, text, th.label(), file, line)
-        if not (self.closed and th.closed_reported):
+        err = DeadlockError(summary, edges, text, th.label(), file, line, quiet)
+        if not quiet and not (self.closed and th.closed_reported):
             self.hooks.on_diag(cid, 3, "deadlock", err.report)
         th.closed_reported = self.closed
         return err
@@ -1712,11 +1712,9 @@ class Session:
                         # the polling thread dies with it (a video sample whose setup failed
                         # leaves its process_report(100) loop running). End the thread
                         # without a deadlock finding; an untimed wait is reported.
-                        th.closed_reported = th.closed_reported or timeout_ms >= 0
-                        err = self._deadlock(th, cid, REPORT_WAIT, needs(),
-                                             "the session was closed while this thread waited")
-                        err.quiet = timeout_ms >= 0  # type: ignore[attr-defined]
-                        raise err
+                        raise self._deadlock(th, cid, REPORT_WAIT, needs(),
+                                             "the session was closed while this thread waited",
+                                             quiet=timeout_ms >= 0)
                     self.cond.wait(min(left, 0.05))
             finally:
                 th.state = "running"
@@ -1803,7 +1801,7 @@ class Session:
                     fn(args)
             except BaseException as exc:  # stored and re-raised by stop_thread
                 info["error"] = exc
-                if not getattr(exc, "quiet", False):  # a timed poll ended at close: silent
+                if not (isinstance(exc, DeadlockError) and exc.quiet):  # a timed poll at close
                     traceback.print_exc()
             finally:
                 with self.lock:
