@@ -32,14 +32,7 @@ def _passed(report: Report) -> dict[str, bool]:
 
 def _variant(old: str, new: str, entry: str = "ordered_copy") -> Any:
     """The solution's ``entry`` with ``old`` replaced by ``new`` (once)."""
-    doc = json.loads(SOLUTION_NB.read_text())
-    (src,) = ["".join(c["source"]) for c in doc["cells"]
-              if "learner" in c.get("metadata", {}).get("tags", [])
-              and f"def {entry}(" in "".join(c["source"])]
-    assert src.count(old) == 1
-    ns = learner_namespace(SOLUTION_NB)
-    exec(compile(src.replace(old, new), "variant", "exec"), ns)
-    return ns[entry]
+    return _variant_of([(old, new)], entry)
 
 
 PARTS = (("10.1", "ordered_copy"), ("10.2", "round_trip_in_threads"))
