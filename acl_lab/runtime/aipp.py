@@ -59,6 +59,8 @@ from typing import Any
 import numpy as np
 
 from . import opdefs
+from .dvpp import Layout
+from .dvpp import planes as sp420_planes
 from .errors import AclError
 from .opdefs import OpDef, OpError, TensorSpec
 
@@ -442,14 +444,11 @@ def _attrs_of(cfg: AippConfig, g: Geometry) -> dict[str, Any]:
 def _planes(x: np.ndarray, fmt: str, h: int, w: int, swap: bool, ax_swap: bool) -> np.ndarray:
     """uint8 picture [N, rows, W, c] -> int64 planes [N, C, H, W] after the channel swap."""
     n = x.shape[0]
-    if fmt == "YUV420SP_U8":
-        flat = x.reshape(n, h * 3 // 2, w)
-        y = flat[:, :h, :].astype(np.int64)
-        uv = flat[:, h:, :].reshape(n, h // 2, w // 2, 2).astype(np.int64)
-        iu, iv = (1, 0) if swap else (0, 1)  # NV21 with rbuv_swap_switch
-        u = np.repeat(np.repeat(uv[..., iu], 2, axis=1), 2, axis=2)
-        v = np.repeat(np.repeat(uv[..., iv], 2, axis=1), 2, axis=2)
-        return np.stack([y, u, v], axis=1)
+    if fmt == "YUV420SP_U8":  # unpadded (strides = size); NV21 with rbuv_swap_switch
+        lay = Layout(w, h, w, h, swap)
+        pics = [sp420_planes(pic, lay) for pic in x.reshape(n, -1)]
+        return np.stack([np.stack([y, u.repeat(2, 0).repeat(2, 1), v.repeat(2, 0).repeat(2, 1)])
+                         for y, u, v in pics]).astype(np.int64)
     px = x.reshape(n, h, w, _STORED_CHANNELS[fmt]).astype(np.int64)
     if fmt == "XRGB8888_U8":  # the padding byte is first, last with ax_swap_switch (RGBX)
         px = px[..., 0:3] if ax_swap else px[..., 1:4]

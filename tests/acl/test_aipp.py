@@ -245,6 +245,36 @@ def test_yuv420sp_csc_and_min_match_numpy(ready: ModuleType, tmp_path: Path,
     assert got.min() < 0 < got.max()  # the subtraction really happened
 
 
+def test_nv21_batch_of_two(ready: ModuleType, tmp_path: Path,
+                           capsys: pytest.CaptureFixture[str]) -> None:
+    """YUV420SP with rbuv_swap_switch reads NV21 (V before U in each chroma pair), and a
+    batch of two pictures converts each picture from its own w*h*3/2 bytes."""
+    graph = helper.make_graph(
+        [helper.make_node("Flatten", ["x"], ["y"], name="flat")], "net",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 6, 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3 * 6 * 8])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.save(model, str(tmp_path / "two.onnx"))
+    cfg = (SAMPLE_CFG % (8, 6)).replace("rbuv_swap_switch : false", "rbuv_swap_switch : true")
+    (tmp_path / "aipp.cfg").write_text(cfg)
+    out = tmp_path / "two_aipp"
+    assert atc.main([f"--model={tmp_path / 'two.onnx'}", "--framework=5", f"--output={out}",
+                     "--soc_version=Ascend310",
+                     f"--insert_op_conf={tmp_path / 'aipp.cfg'}"]) == 0, capsys.readouterr()
+    rng = np.random.default_rng(8)
+    nv12 = rng.integers(0, 256, (2, 8 * 6 * 3 // 2), dtype=np.uint8)
+    nv21 = nv12.copy()
+    nv21[:, 8 * 6:] = nv12[:, 8 * 6:].reshape(2, -1, 2)[..., ::-1].reshape(2, -1)
+    got, _, desc = _run(ready, Path(str(out) + ".om"), nv21.tobytes())
+    assert ready.mdl.get_input_size_by_index(desc, 0) == 2 * 8 * 6 * 3 // 2
+    low = np.array([123, 117, 104], np.float32).reshape(3, 1, 1)
+    want = np.stack([(_nv12_to_bgr(p, 6, 8).astype(np.float32) - low).astype(np.float16)
+                     for p in nv12])
+    np.testing.assert_array_equal(got.reshape(2, 3, 6, 8), want.astype(np.float32))
+    assert not np.array_equal(want[0], want[1])
+
+
 def test_rgb888_swap_crop_mean_var_padding(ready: ModuleType, tmp_path: Path,
                                            capsys: pytest.CaptureFixture[str]) -> None:
     """RGB888 with the R/B swap, a crop window, mean and var_reci per channel and padding:
