@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from .happens_before import Clock, covers, host_key, join
+from .happens_before import SYNC, WAIT_TIMEOUTS, Clock, covers, host_key, join
 from .schema import TASK_KINDS
 
 #: While shedding, the first this many tasks of each signature (stream, kind, call site,
@@ -26,9 +26,8 @@ TASK_KEEP_PER_SITE = 4
 _K = {name: i for i, name in enumerate(TASK_KINDS)}
 _RECORD, WAIT, _RESET, _CALLBACK = (_K["event_record"], _K["event_wait"], _K["event_reset"],
                                      _K["callback"])
-#: syncs.kind values (runtime SYNC_*) and the return codes of a wait that timed out.
-_SYNC_STREAM, _SYNC_DEVICE, _SYNC_EVENT, _SYNC_REPORT, _SYNC_JOIN = 0, 1, 2, 3, 4
-_TIMEOUTS = (507046, 507047)
+_SYNC_STREAM, _SYNC_DEVICE, _SYNC_EVENT, _SYNC_REPORT, _SYNC_JOIN = (
+    SYNC["stream"], SYNC["device"], SYNC["event"], SYNC["report"], SYNC["join"])
 
 #: What a point of the program is known to come after, as the race check will see it:
 #: timeline key -> the latest *kept* task with memory accesses on that timeline. Streams are
@@ -364,7 +363,7 @@ class TaskShedder:
             return
         syncs = self.syncs.pop(cid, None)
         if syncs:
-            if ret not in _TIMEOUTS:
+            if ret not in WAIT_TIMEOUTS:
                 needed = [self._apply_sync(th, cid, kind, target) for kind, target in syncs]
                 if any(t.call == cid for dq in self.pending.values() for t in dq):
                     self.stop("a call that both waits and queues work")

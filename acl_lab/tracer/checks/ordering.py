@@ -36,7 +36,17 @@ from typing import Any
 
 import numpy as np
 
-from ..happens_before import Clock, host_key, join_into, ordered, thread_of_key, tick
+from ...runtime.objects import OBJ_EVENT, OBJ_STREAM
+from ..happens_before import (
+    SYNC,
+    WAIT_TIMEOUTS,
+    Clock,
+    host_key,
+    join_into,
+    ordered,
+    thread_of_key,
+    tick,
+)
 from ..schema import TASK_KINDS
 from .base import Finding, human_bytes
 
@@ -46,9 +56,8 @@ from .base import Finding, human_bytes
 #: One access as remembered in the interval map: (timeline key, sequence number, task).
 Ref = tuple[int, int, int]
 
-_TIMEOUTS = (507046, 507047)
 _EMPTY: tuple[Ref | None, tuple[Ref, ...]] = (None, ())
-_OBJ_STREAM, _OBJ_EVENT = 1, 2
+_OBJ_STREAM, _OBJ_EVENT = OBJ_STREAM, OBJ_EVENT  # objects.kind (the runtime's numbering)
 _K = {name: i for i, name in enumerate(TASK_KINDS)}
 
 
@@ -345,10 +354,10 @@ class _Graph:
         for c, kind, target, sy_end in zip(sy["call"].tolist(), sy["kind"].tolist(),
                                            sy["target"].tolist(), sy["end_ns"].tolist(),
                                            strict=True):
-            if not 0 <= c < nc or int(c_ret[c]) in _TIMEOUTS:
+            if not 0 <= c < nc or int(c_ret[c]) in WAIT_TIMEOUTS:
                 continue
             froms: list[int] = []
-            if kind == 0:  # stream
+            if kind == SYNC["stream"]:
                 streams = [target] if target >= 0 else self._stream_of_call(
                     c, handle_stream, default_stream)
                 if streams is None:  # a drain: every stream done by the end of the wait
@@ -359,14 +368,14 @@ class _Graph:
                             froms.append(t)
                 else:
                     froms = [last_before(s, c) for s in streams]
-            elif kind == 1:  # device: target is the caller's context
+            elif kind == SYNC["device"]:  # target is the caller's context
                 dev = int(objs["device"][target]) if 0 <= target < objs.rows else -1
                 froms = [last_before(s, c) for s in by_stream if stream_dev.get(s) == dev]
-            elif kind == 2:  # event: its latest record before the call
+            elif kind == SYNC["event"]:  # its latest record before the call
                 lst = records.get(target, [])
                 before = [t for t in lst if t_call[t] < c]
                 froms = before[-1:]
-            elif kind == 4:  # join (stop_thread): threads whose last call came before
+            elif kind == SYNC["join"]:  # stop_thread: threads whose last call came before
                 me = int(c_thread[c])
                 for th, mine in thread_calls.items():
                     if th != me and mine and mine[-1] < c:
