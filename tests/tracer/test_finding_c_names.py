@@ -10,18 +10,17 @@ out, names in parentheses, idempotent.
 from __future__ import annotations
 
 import re
-import runpy
 import textwrap
 from pathlib import Path
 
 import pytest
 
-import acl_lab
 from acl_lab.acl._binding import BY_NAME
-from acl_lab.runtime.session import Session
-from acl_lab.tracer.checks import Finding, run_checks
+from acl_lab.tracer.checks import Finding
 from acl_lab.tracer.checks.base import Finding as BaseFinding
 from acl_lab.tracer.checks.base import api_name, c_name_of, with_c_names
+
+from .programs import run_source
 
 PRELUDE = """\
 import threading
@@ -102,16 +101,7 @@ PROGRAMS = {
 
 def run_program(tmp_path: Path, body: str) -> list[Finding]:
     """PRELUDE + ``body`` run in a fresh Session; the findings of its trace."""
-    path = tmp_path / "prog.py"
-    path.write_text(PRELUDE + textwrap.dedent(body) + END, encoding="utf-8")
-    with Session(watchdog=2.0) as s:
-        acl_lab.install()
-        try:
-            runpy.run_path(str(path), run_name="__main__")
-            trace = s.finish()
-        finally:
-            acl_lab.uninstall()
-    return run_checks(trace)
+    return run_source(tmp_path, PRELUDE + textwrap.dedent(body) + END).findings
 
 
 NAME = re.compile(r"(?<![\w.])acl(?:\.[A-Za-z_]\w*)+")

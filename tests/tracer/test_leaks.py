@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 import re
-import runpy
 import textwrap
-from dataclasses import dataclass
 from pathlib import Path
 
-import acl_lab
-from acl_lab.runtime.session import Session
-from acl_lab.tracer.checks import Finding, run_checks
-from acl_lab.tracer.trace import Trace
+from acl_lab.tracer.checks import Finding
+
+from .programs import FOOTER, HEADER, Run, run_source
 
 PRELUDE = """\
 import acl
@@ -21,43 +18,16 @@ ACL_MEM_MALLOC_NORMAL_ONLY = 2
 ACL_MEMCPY_HOST_TO_DEVICE = 1
 ACL_MEMCPY_DEVICE_TO_HOST = 2
 """
-MARK = re.compile(r"#\s*<-\s*(\w+)")
-
-
-@dataclass
-class Run:
-    """A program run in-process: its trace, findings, file and marked lines."""
-
-    trace: Trace
-    findings: list[Finding]
-    path: Path
-    marks: dict[str, int]
 
 
 def run_program(tmp_path: Path, body: str) -> Run:
-    """Write PRELUDE + ``body`` to a file, run it in a fresh Session, and check it.
-
-    Lines ending in ``# <- name`` are recorded in ``marks`` by name.
-    """
-    source = PRELUDE + textwrap.dedent(body)
-    path = tmp_path / "prog.py"
-    path.write_text(source, encoding="utf-8")
-    marks = {m.group(1): n for n, line in enumerate(source.splitlines(), 1)
-             if (m := MARK.search(line))}
-    with Session(watchdog=2.0) as s:
-        acl_lab.install()
-        try:
-            runpy.run_path(str(path), run_name="__main__")
-            trace = s.finish()
-        finally:
-            acl_lab.uninstall()
-    return Run(trace, run_checks(trace), path, marks)
+    """PRELUDE + ``body`` run in a fresh Session and checked (``programs.run_source``)."""
+    return run_source(tmp_path, PRELUDE + textwrap.dedent(body))
 
 
 def leaks_at(run: Run, mark: str) -> list[Finding]:
     """The leak findings reported at the marked line of the program."""
-    return [f for f in run.findings if f.kind == "leak" and f.line == run.marks[mark]
-            and Path(f.file) == run.path]
+    return run.at(mark, "leak")
 
 
 def describe(findings: list[Finding]) -> str:
@@ -65,33 +35,17 @@ def describe(findings: list[Finding]) -> str:
     return "\n".join(str(f) for f in findings)
 
 
-CLEAN_HEADER = """
-assert acl.init() == 0
-assert acl.rt.set_device(0) == 0
-ctx, ret = acl.rt.create_context(0)
-assert ret == 0
-stream, ret = acl.rt.create_stream()
-assert ret == 0
-"""
-CLEAN_FOOTER = """
-assert acl.rt.destroy_stream(stream) == 0
-assert acl.rt.destroy_context(ctx) == 0
-assert acl.rt.reset_device(0) == 0
-assert acl.finalize() == 0
-"""
-
-
 # --------------------------------------------------------------------------- memory
 def test_loop_leak_is_one_finding_with_count_and_size(tmp_path: Path) -> None:
     """Three device allocations leaked from one line in a loop give one finding there."""
-    run = run_program(tmp_path, CLEAN_HEADER + """
+    run = run_program(tmp_path, HEADER + """
 MIB = 1 << 20
 kept = []
 for i in range(3):
     ptr, ret = acl.rt.malloc(MIB, ACL_MEM_MALLOC_NORMAL_ONLY)  # <- leak
     assert ret == 0
     kept.append(ptr)
-""" + CLEAN_FOOTER)
+""" + FOOTER)
     found = leaks_at(run, "leak")
     assert len(found) == 1, describe(run.findings)
     f = found[0]
@@ -106,7 +60,7 @@ for i in range(3):
 
 def test_freed_memory_is_not_a_leak(tmp_path: Path) -> None:
     """Memory that is freed (and synchronised first) produces no finding."""
-    run = run_program(tmp_path, CLEAN_HEADER + """
+    run = run_program(tmp_path, HEADER + """
 host, ret = acl.rt.malloc_host(4096)
 assert ret == 0
 for i in range(3):
@@ -116,16 +70,16 @@ for i in range(3):
     assert acl.rt.synchronize_stream(stream) == 0
     assert acl.rt.free(ptr) == 0
 assert acl.rt.free_host(host) == 0
-""" + CLEAN_FOOTER)
+""" + FOOTER)
     assert run.findings == [], describe(run.findings)
 
 
 def test_leaks_from_two_lines_are_two_findings(tmp_path: Path) -> None:
     """Leaks from different lines are reported separately, each at its own line."""
-    run = run_program(tmp_path, CLEAN_HEADER + """
+    run = run_program(tmp_path, HEADER + """
 a, ret = acl.rt.malloc(100, ACL_MEM_MALLOC_NORMAL_ONLY)  # <- first
 b, ret = acl.rt.malloc(200, ACL_MEM_MALLOC_NORMAL_ONLY)  # <- second
-""" + CLEAN_FOOTER)
+""" + FOOTER)
     assert len(leaks_at(run, "first")) == 1
     assert len(leaks_at(run, "second")) == 1
     assert len(run.findings) == 2, describe(run.findings)
@@ -133,10 +87,10 @@ b, ret = acl.rt.malloc(200, ACL_MEM_MALLOC_NORMAL_ONLY)  # <- second
 
 def test_pinned_host_memory_never_freed(tmp_path: Path) -> None:
     """malloc_host without free_host is a leak at the malloc_host line naming free_host."""
-    run = run_program(tmp_path, CLEAN_HEADER + """
+    run = run_program(tmp_path, HEADER + """
 host, ret = acl.rt.malloc_host(8192)  # <- pinned
 assert ret == 0
-""" + CLEAN_FOOTER)
+""" + FOOTER)
     found = leaks_at(run, "pinned")
     assert len(found) == 1, describe(run.findings)
     assert "free_host" in found[0].message
@@ -179,12 +133,12 @@ assert acl.finalize() == 0
 
 def test_event_never_destroyed(tmp_path: Path) -> None:
     """An event never destroyed is a leak at its create_event line."""
-    run = run_program(tmp_path, CLEAN_HEADER + """
+    run = run_program(tmp_path, HEADER + """
 event, ret = acl.rt.create_event()  # <- event
 assert ret == 0
 assert acl.rt.record_event(event, stream) == 0
 assert acl.rt.synchronize_stream(stream) == 0
-""" + CLEAN_FOOTER)
+""" + FOOTER)
     found = leaks_at(run, "event")
     assert len(found) == 1, describe(run.findings)
     assert "event" in found[0].message and "destroy_event" in found[0].message
@@ -277,9 +231,9 @@ assert acl.finalize() == 0
 # --------------------------------------------------------------------------- Finding API
 def test_finding_html_names_kind_and_site(tmp_path: Path) -> None:
     """``Finding._repr_html_`` returns HTML with the kind and file:line."""
-    run = run_program(tmp_path, CLEAN_HEADER + """
+    run = run_program(tmp_path, HEADER + """
 ptr, ret = acl.rt.malloc(64, ACL_MEM_MALLOC_NORMAL_ONLY)  # <- leak
-""" + CLEAN_FOOTER)
+""" + FOOTER)
     (f,) = leaks_at(run, "leak")
     page = f._repr_html_()
     assert isinstance(page, str)
@@ -291,9 +245,9 @@ ptr, ret = acl.rt.malloc(64, ACL_MEM_MALLOC_NORMAL_ONLY)  # <- leak
 
 def test_finding_summary_has_exactly_the_schema(tmp_path: Path) -> None:
     """``to_summary()`` has exactly kind, severity, message, file, line with the right types."""
-    run = run_program(tmp_path, CLEAN_HEADER + """
+    run = run_program(tmp_path, HEADER + """
 ptr, ret = acl.rt.malloc(64, ACL_MEM_MALLOC_NORMAL_ONLY)  # <- leak
-""" + CLEAN_FOOTER)
+""" + FOOTER)
     (f,) = leaks_at(run, "leak")
     summary = f.to_summary()
     assert set(summary) == {"kind", "severity", "message", "file", "line"}

@@ -9,21 +9,19 @@ buffer pitfalls) are here as broken program + fixed twin; a fixed twin has no fi
 from __future__ import annotations
 
 import re
-import runpy
 import textwrap
-from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 
 import numpy as np
 import pytest
 
-import acl_lab
 from acl_lab import zoo
 from acl_lab.runtime.session import Session
-from acl_lab.tracer.checks import Finding, run_checks
+from acl_lab.tracer.checks import Finding
 from acl_lab.tracer.checks.pitfalls import CHECKS as PITFALL_CHECKS
-from acl_lab.tracer.trace import Trace
+
+from .programs import FOOTER, HEADER, Run, run_source
 
 PRELUDE = """\
 import threading
@@ -40,42 +38,6 @@ ACL_FLOAT = 0
 ACL_INT32 = 3
 ACL_FORMAT_ND = 2
 """
-MARK = re.compile(r"#\s*<-\s*(\w+)")
-
-HEADER = """
-assert acl.init() == 0
-assert acl.rt.set_device(0) == 0
-ctx, ret = acl.rt.create_context(0)
-assert ret == 0
-stream, ret = acl.rt.create_stream()
-assert ret == 0
-"""
-FOOTER = """
-assert acl.rt.destroy_stream(stream) == 0
-assert acl.rt.destroy_context(ctx) == 0
-assert acl.rt.reset_device(0) == 0
-assert acl.finalize() == 0
-"""
-
-
-@dataclass
-class Run:
-    """A program run in-process: its trace, findings, file, marked lines and globals."""
-
-    trace: Trace
-    findings: list[Finding]
-    path: Path
-    marks: dict[str, int]
-    env: dict[str, object]
-
-    def at(self, mark: str, kind: str | None = None) -> list[Finding]:
-        """Findings reported at the marked line (of ``kind`` when given)."""
-        return [f for f in self.findings if f.line == self.marks[mark]
-                and Path(f.file) == self.path and (kind is None or f.kind == kind)]
-
-    def kinds(self) -> list[tuple[str, int]]:
-        """(kind, line) of every finding, sorted."""
-        return sorted((f.kind, f.line) for f in self.findings)
 
 
 def run_program(tmp_path: Path, body: str, **subst: str) -> Run:
@@ -86,19 +48,7 @@ def run_program(tmp_path: Path, body: str, **subst: str) -> Run:
     text = textwrap.dedent(body)
     for k, v in subst.items():
         text = text.replace("{" + k + "}", v)
-    source = PRELUDE + text
-    path = tmp_path / "prog.py"
-    path.write_text(source, encoding="utf-8")
-    marks = {m.group(1): n for n, line in enumerate(source.splitlines(), 1)
-             if (m := MARK.search(line))}
-    with Session(watchdog=2.0) as s:
-        acl_lab.install()
-        try:
-            env = runpy.run_path(str(path), run_name="__main__")
-            trace = s.finish()
-        finally:
-            acl_lab.uninstall()
-    return Run(trace, run_checks(trace), path, marks, env)
+    return run_source(tmp_path, PRELUDE + text)
 
 
 def line_of(run: Run, text: str) -> int:
