@@ -35,9 +35,9 @@ import numpy as np
 from ... import zoo
 from ...constants import explain
 from ...runtime.model import OmModel, load_om
-from ...tracer.checks import Finding
 from ..provenance import device_result
 from ..rubric import HIDDEN_MARK, Exercise, Hidden, Item, Run, Verdict, register
+from .ex05 import finding_head
 
 MODEL = "lenet5"
 #: LeNet-5's input: one image of 28x28 float32 values (3136 bytes).
@@ -82,11 +82,6 @@ def forward(images: np.ndarray) -> np.ndarray:
     x = np.ascontiguousarray(images, dtype=np.float32).reshape(-1, *IMAGE_SHAPE[1:])
     model = _model()
     return np.stack([model.run([img.reshape(IMAGE_SHAPE)])[0].ravel() for img in x])
-
-
-def _head(f: Finding) -> str:
-    """What a finding says happened, without its rule and fix (those give the answer)."""
-    return f.message.split(" Rule:")[0].strip()
 
 
 def _code(code: int) -> str:
@@ -214,7 +209,7 @@ def _correct_041(run: Run) -> Verdict:
 def _no_size_mismatch(run: Run) -> Verdict:
     found = run.of_kind("size_mismatch")
     if found:
-        return False, "; ".join(_head(f) for f in found)
+        return False, "; ".join(finding_head(f.message) for f in found)
     if not len(run.trace.calls_named("acl.mdl.execute")):
         return False, "no acl.mdl.execute in the trace: the model never ran"
     return True, "every buffer the model read matched its input and output sizes"
@@ -314,7 +309,7 @@ def _no_leak_042(run: Run) -> Verdict:
                          "returned without freeing")
             parts.append(text)
         else:
-            parts.append(_head(f))
+            parts.append(finding_head(f.message))
     return False, "; ".join(parts)
 
 
@@ -424,7 +419,7 @@ def _no_context_not_set(run: Run) -> Verdict:
     wrong = run.of_kind("wrong_context")
     if not found:
         if wrong:
-            return False, "; ".join(_head(f) for f in wrong)
+            return False, "; ".join(finding_head(f.message) for f in wrong)
         return True, "every thread had a current context for its calls"
     main = _main_thread(run)
     calls = run.trace.calls
@@ -440,7 +435,7 @@ def _no_context_not_set(run: Run) -> Verdict:
                        f"acl.rt.set_context at {run.site(sets[0])} ran in "
                        f"{_thread_label(run, main)}, while the {len(failing)} worker threads "
                        f"never set a context, so their calls returned 107002{first}")
-    return False, "; ".join(_head(f) for f in found)
+    return False, "; ".join(finding_head(f.message) for f in found)
 
 
 @functools.lru_cache(maxsize=4)
@@ -523,7 +518,7 @@ def _finding_free(kind: str, ok: str) -> Callable[[Run], Verdict]:
     def check(run: Run) -> Verdict:
         found = run.of_kind(kind)
         if found:
-            return False, "; ".join(_head(f) for f in found)
+            return False, "; ".join(finding_head(f.message) for f in found)
         if not len(run.trace.calls_named("acl.rt.memcpy_async")):
             return False, "no acl.rt.memcpy_async in the trace: nothing was copied async"
         return True, ok

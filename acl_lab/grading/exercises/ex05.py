@@ -55,6 +55,11 @@ def first_sentence(text: str) -> str:
     return line if end < 0 else line[: end + 1]
 
 
+def finding_head(message: str) -> str:
+    """What a finding says happened, without its rule and fix (those give the answer)."""
+    return message.split(" Rule:")[0].strip()
+
+
 def thread_label(trace: Any, th: int) -> str:
     """``thread 2 (Thread-3 (worker))``: the trace's index and the Python name."""
     return f"thread {th} ({trace.string(int(trace.threads['name'][th]))})"

@@ -50,8 +50,8 @@ from ...tracer.analysis import union_length
 from ...tracer.schema import TASK_KINDS
 from ..provenance import device_result
 from ..rubric import HIDDEN_MARK, Exercise, Hidden, Item, Run, Verdict, register
-from .ex05 import ok_calls
-from .ex06 import race_verdict
+from .ex05 import finding_head, ok_calls
+from .ex06 import RACE_KINDS, race_verdict
 
 MODEL = "tiny_resnet"
 #: the pictures: baseline JPEGs of this size (a camera thumbnail)
@@ -84,8 +84,6 @@ _ALLOCS = ("acl.rt.malloc", "acl.rt.malloc_host", "acl.rt.malloc_cached",
            "acl.media.dvpp_malloc")
 _FREES = ("acl.rt.free", "acl.rt.free_host", "acl.media.dvpp_free")
 _EXECUTES = ("acl.mdl.execute", "acl.mdl.execute_async")
-#: findings the ``no_race`` item judges (``no_findings`` judges every other kind)
-_RACE_KINDS = ("race", "wait_before_record")
 #: findings ``no_findings`` claims for the findings gate (any other kind fails the part)
 _OTHER_KINDS = ("leak", "pageable_async_copy", "misaligned_host_buffer", "destroy_order")
 
@@ -193,11 +191,6 @@ def declared_host_ns(run: Run) -> int:
                for c in trace.calls_named(HOST_WORK_CALL).tolist())
 
 
-def finding_head(message: str) -> str:
-    """What a finding says happened, without its rule and fix (those give the answer)."""
-    return message.split(" Rule:")[0].strip()
-
-
 def _n_pictures(run: Run) -> int:
     return len(_args(run)[1])
 
@@ -255,7 +248,7 @@ def check_no_race(run: Run) -> Verdict:
 
 def check_no_findings(run: Run) -> Verdict:
     """No finding of any other kind: leaks, pageable or misaligned async copies, ..."""
-    found = [f for f in run.findings if f.kind not in _RACE_KINDS]
+    found = [f for f in run.findings if f.kind not in RACE_KINDS]
     if not found:
         return True, ("no finding: every resource was released, every async copy used "
                       "pinned memory")
@@ -392,7 +385,7 @@ EXERCISE = register(Exercise(
         Item("no_race", "No race between streams", 2, check_no_race,
              "Every device buffer one stream writes and another reads needs an order "
              "between the two tasks; the race view shows which pair has none.", "race_view",
-             claims=_RACE_KINDS, counts_with=_LESSON),
+             claims=RACE_KINDS, counts_with=_LESSON),
         Item("no_findings", "No other finding (leaks, pageable async copies, ...)", 2,
              check_no_findings,
              "Read each finding's evidence: what was created and never released, or which "
