@@ -445,10 +445,10 @@ def set_input_dynamic_dims(s: S, th: Any, cid: int, model_id: int, dataset: int,
 
 
 # ----------------------------------------------------------------------------- AIPP
-# Static AIPP comes from ``atc --insert_op_conf`` (acl_lab.runtime.aipp); the dynamic AIPP
-# parameter set (aclmdlAIPP) is checked as ACL's acl_aipp.cpp checks it. acl_lab's ATC does
-# not build dynamic-AIPP models, so set_input_aipp / set_aipp_by_input_index end with the
-# code real ACL gives for a model without a dynamic AIPP input.
+# Static and dynamic AIPP come from ``atc --insert_op_conf`` (acl_lab.runtime.aipp); the
+# dynamic AIPP parameter set (aclmdlAIPP) is checked as ACL's acl_aipp.cpp checks it, and
+# set_input_aipp / set_aipp_by_input_index write it into the model's
+# ``ascend_dynamic_aipp_data`` input.
 
 
 def _aipp(s: S, handle: int) -> A.DynamicAipp:
@@ -590,11 +590,13 @@ def _aipp_model(s: S, model_id: int) -> Any:
          default=(0, A.INVALID_NODE_INDEX))
 def get_aipp_type(s: S, th: Any, cid: int, model_id: int, index: int) -> tuple[int, int]:
     """``(type, dynamic_attached_data_index, ret)`` of input ``index``: 1
-    (ACL_DATA_WITH_STATIC_AIPP) for an input converted with ``--insert_op_conf``, else 0
+    (ACL_DATA_WITH_STATIC_AIPP) for an input converted with a static ``--insert_op_conf``,
+    2 (ACL_DATA_WITH_DYNAMIC_AIPP, with the index of its ``ascend_dynamic_aipp_data``
+    input) for a dynamic one, 3 (ACL_DYNAMIC_AIPP_NODE) for that input itself, else 0
     (ACL_DATA_WITHOUT_AIPP); the index is 0xFFFFFFFF without dynamic AIPP. 145003 for an
     unknown model, 145000 for an index that names no input (GE GetAippType).
 
-    Differs from real ACL: acl_lab's models have no dynamic AIPP, so types 2 and 3 never occur.
+    Differs from real ACL: no difference known.
     """
     return A.aipp_type(_aipp_model(s, model_id), index)
 
