@@ -83,11 +83,6 @@ class LoadedModel:
     #: outputs of the last few executions by input digest (see ``_model_fn``)
     memo: OrderedDict[bytes, list[bytes]] = field(default_factory=OrderedDict)
 
-    @property
-    def cur_batch(self) -> tuple[int, ...] | None:
-        """The current gear under its older name (what profiling reads)."""
-        return self.cur_gear
-
 
 @dataclass(frozen=True)
 class ExecutionCost:

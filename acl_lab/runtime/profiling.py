@@ -289,10 +289,9 @@ def layer_weights(s: Session, mid: int) -> list[tuple[str, str, int]]:
     if lm is None:
         return []
     om = lm.om
-    batch = getattr(lm, "cur_batch", None)
-    specs = om.tensor_specs(batch)
+    specs = om.tensor_specs(lm.cur_gear)
     out = []
-    for node, (name, op, flops, nb) in zip(om.nodes, om.cost(batch), strict=True):
+    for node, (name, op, flops, nb) in zip(om.nodes, om.cost(lm.cur_gear), strict=True):
         cores = occupancy(s.profile, [specs[t] for t in node.outputs])
         dtype = specs[node.inputs[0]].dtype if node.inputs else "float32"
         out.append((name, op, int(kernel_ns(s, flops, nb, dtype, cores))))
