@@ -406,17 +406,20 @@ def jpeg_predict_dec_size(s: Session, ptr: int, size: int, out_format: int) -> i
 # ------------------------------------------------------------------ kernels
 
 
+#: what needs Pillow, as MissingExtra names it
+JPEGD_FEATURE, JPEGE_FEATURE = "JPEG decoding (DVPP JPEGD)", "JPEG encoding (DVPP JPEGE)"
+
+
 def _require_pillow(feature: str) -> None:
-    """Raise MissingExtra (naming the media extra) at the call that queues a JPEG task, not
-    later inside the task, when Pillow is not installed."""
+    """Raise MissingExtra (naming the media extra) when Pillow is not installed: at the call
+    that queues a JPEG task (not later inside the task), and again in the kernel."""
     from .._extras import require
     require("PIL", "media", feature)
 
 
 def _decode_yuv(data: bytes, info: JpegInfo) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Y, Cb, Cr planes (uint8, full resolution) of a JPEG, decoded by Pillow."""
-    from .._extras import require
-    require("PIL", "media", "JPEG decoding (DVPP JPEGD)")
+    _require_pillow(JPEGD_FEATURE)
     from PIL import Image
 
     im: Image.Image = Image.open(io.BytesIO(data))
@@ -588,7 +591,7 @@ def jpeg_decode_async(s: Session, th: HostThread, cid: int, chan: int, in_ptr: i
                       in_size: int, out_handle: int, stream: int) -> None:
     """acldvppJpegDecodeAsync: queue a JPEGD task that writes YUV420SP into the out desc."""
     api = "acl.media.dvpp_jpeg_decode_async"
-    _require_pillow("JPEG decoding (DVPP JPEGD)")
+    _require_pillow(JPEGD_FEATURE)
     _live_channel(s, chan)
     out = pic_desc(s, out_handle)
     st = s.stream(th, stream)
@@ -1129,8 +1132,7 @@ def jpeg_predict_enc_size(s: Session, in_handle: int, cfg_handle: int) -> int:
 
 def encode_sp420_jpeg(data: bytes, lay: Layout, level: int) -> bytes:
     """YUV420SP -> baseline Huffman JPEG (4:2:0) with Pillow (libjpeg), no RGB round trip."""
-    from .._extras import require
-    require("PIL", "media", "JPEG encoding (DVPP JPEGE)")
+    _require_pillow(JPEGE_FEATURE)
     from PIL import Image
 
     y, u, v = planes(data, lay)
@@ -1149,7 +1151,7 @@ def jpeg_encode_async(s: Session, th: HostThread, cid: int, chan: int, in_handle
     """acldvppJpegEncodeAsync: queue a JPEGE task; the uint32 at host ``size_ptr`` holds the
     output buffer size in and gets the JPEG's size when the task ends."""
     api = "acl.media.dvpp_jpeg_encode_async"
-    _require_pillow("JPEG encoding (DVPP JPEGE)")
+    _require_pillow(JPEGE_FEATURE)
     _live_channel(s, chan)
     d = pic_desc(s, in_handle)
     cfg = jpege_config(s, cfg_handle)
