@@ -259,12 +259,23 @@ def test_pictures_without_pillow_name_the_media_extra() -> None:
     assert res.stdout.split() == ["media", "PIL"]
 
 
-def test_jpeg_decode_without_pillow_fails_at_its_call(tmp_path: Path) -> None:
-    """A DVPP JPEG decode without Pillow fails at the call that queues it, naming the media
-    extra, before any task is queued (not later, inside the stream's task)."""
-    prog = tmp_path / "jpegd.py"
+_JPEG_CALLS = {
+    "JPEG decoding (DVPP JPEGD)": "acl.media.dvpp_jpeg_decode_async(desc, buf, 4096, out, "
+                                  "stream)",
+    "JPEG encoding (DVPP JPEGE)": "acl.media.dvpp_jpeg_encode_async(desc, out, buf, "
+                                  "acl.util.numpy_to_ptr(size), "
+                                  "acl.media.dvpp_create_jpege_config(), stream)",
+}
+
+
+@pytest.mark.parametrize("feature", sorted(_JPEG_CALLS))
+def test_jpeg_call_without_pillow_fails_at_its_call(tmp_path: Path, feature: str) -> None:
+    """A DVPP JPEG decode (or encode) without Pillow fails at the call that queues it,
+    naming the media extra, before any task is queued (not later, inside the stream's
+    task)."""
+    prog = tmp_path / "jpeg.py"
     prog.write_text(textwrap.dedent("""\
-        import acl
+        import acl, numpy
         acl.init(); acl.rt.set_device(0)
         ctx, _ = acl.rt.create_context(0)
         stream, _ = acl.rt.create_stream()
@@ -272,15 +283,16 @@ def test_jpeg_decode_without_pillow_fails_at_its_call(tmp_path: Path) -> None:
         acl.media.dvpp_create_channel(desc)
         out = acl.media.dvpp_create_pic_desc()
         buf, _ = acl.media.dvpp_malloc(4096)
+        size = numpy.array([4096], numpy.uint32)
         try:
-            acl.media.dvpp_jpeg_decode_async(desc, buf, 4096, out, stream)
+            CALL
         except ImportError as e:
             print("refused:", e)
-    """))
+    """).replace("CALL", _JPEG_CALLS[feature]))
     res = acl_lab_cli("PIL", "run", "--quiet", "--trace", str(tmp_path / "t.acltrace"),
                       str(prog), cwd=tmp_path)
     assert res.returncode == 0, res.stderr
-    assert "refused: JPEG decoding (DVPP JPEGD)" in res.stdout
+    assert f"refused: {feature}" in res.stdout
     assert "pip install 'acl_lab[media]'" in res.stdout
     from acl_lab.tracer.trace import Trace
     assert Trace.load(tmp_path / "t.acltrace").tasks.rows == 0
