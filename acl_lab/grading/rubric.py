@@ -242,11 +242,15 @@ def register(ex: Exercise) -> Exercise:
     runs = [h.id for h in ex.hidden]
     if len(set(every)) != len(every) or len(set(runs)) != len(runs):
         raise ValueError(f"exercise {ex.id}: duplicate hidden run or item ids {runs} {every}")
-    for it in ex.items:
-        unknown = [k for k in it.counts_with if k not in ids or k == it.id]
-        if unknown:
-            raise ValueError(f"exercise {ex.id}: item {it.id!r} counts with unknown items "
-                             f"{unknown}")
+    # an item counts with items of its own run (a hidden run's items are judged apart
+    # from the visible rubric's, so a reference across runs would hold its points forever)
+    for items in (ex.items, *(h.items for h in ex.hidden)):
+        own = [i.id for i in items]
+        for it in items:
+            unknown = [k for k in it.counts_with if k not in own or k == it.id]
+            if unknown:
+                raise ValueError(f"exercise {ex.id}: item {it.id!r} counts with unknown "
+                                 f"items {unknown} (items of its own run: {own})")
     _EXERCISES[ex.id] = ex
     return ex
 

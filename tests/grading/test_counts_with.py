@@ -71,3 +71,29 @@ def test_register_rejects_unknown_or_self_references() -> None:
             register(Exercise("98.2", "t", "fn", needs_device=False, items=(
                 Item("kept", "d", 1, check, "h", counts_with=bad),
             )))
+
+
+def test_register_rejects_a_hidden_item_counting_with_another_run(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A hidden run is judged apart from the visible rubric: a hidden item that counts with
+    a visible item (or an unknown one) would be held at 0 points forever, so it is refused;
+    one counting with an item of its own run is accepted."""
+    from acl_lab.grading import rubric
+    from acl_lab.grading.rubric import Hidden
+
+    # the accepted demo must not stay in the registry the course's exercises live in
+    monkeypatch.setattr(rubric, "_EXERCISES", dict(rubric._EXERCISES))
+    check = _flag("kept")
+
+    def exercise(counts_with: tuple[str, ...]) -> Exercise:
+        return Exercise("98.3", "t", "fn", needs_device=False, items=(
+            Item("lesson", "d", 1, check, "h"),
+        ), hidden=(Hidden("other", "other sizes", lambda seed: (), (
+            Item("h_lesson", "d", 1, check, "h"),
+            Item("h_kept", "d", 1, check, "h", counts_with=counts_with),
+        )),))
+
+    for bad in (("lesson",), ("missing",), ("h_kept",)):
+        with pytest.raises(ValueError, match="counts with unknown items"):
+            register(exercise(bad))
+    assert register(exercise(("h_lesson",))).hidden[0].items[1].counts_with == ("h_lesson",)
