@@ -19,17 +19,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import acl_lab
 from acl_lab.constants import (
     ACL_MEM_MALLOC_NORMAL_ONLY,
     ACL_MEMCPY_DEVICE_TO_HOST,
     ACL_MEMCPY_HOST_TO_DEVICE,
     ACL_SUCCESS,
 )
-from acl_lab.runtime.session import Session
 from acl_lab.tracer.trace import Trace
 
-from .test_trace_ceiling import same_findings
+from .test_trace_ceiling import dropped_tasks, run, same_findings
 
 pytestmark = pytest.mark.timeout(600)
 
@@ -126,23 +124,12 @@ def program(acl: ModuleType, body: list[Op], warmup: int) -> None:
 
 def traced(body: list[Op], warmup: int, **kwargs: Any) -> Trace:
     """The trace of ``program(body)`` in a fresh Session."""
-    with Session(watchdog=10.0, **kwargs) as s:
-        acl = acl_lab.install()
-        try:
-            program(acl, body, warmup)
-            return s.finish()
-        finally:
-            acl_lab.uninstall()
+    return run(lambda acl, _: program(acl, body, warmup), **kwargs)[0]
 
 
 def races(trace: Trace) -> list[tuple[str, str, int, str]]:
     """The race findings (site, message without how often)."""
     return [f for f in same_findings(trace) if f[0] == "race"]
-
-
-def dropped_tasks(trace: Trace) -> int:
-    """Tasks the trace left out."""
-    return sum(trace.meta.get("dropped_tasks", {}).values())
 
 
 @settings(max_examples=40, deadline=None, derandomize=True,

@@ -18,7 +18,6 @@ from typing import Any
 
 import pytest
 
-import acl_lab
 from acl_lab.constants import (
     ACL_CALLBACK_BLOCK,
     ACL_CALLBACK_NO_BLOCK,
@@ -29,6 +28,9 @@ from acl_lab.constants import (
 )
 from acl_lab.runtime.session import Session
 from acl_lab.tracer.trace import Trace
+
+from .test_trace_ceiling import dropped_tasks
+from .test_trace_ceiling import run as ceiling_run
 
 pytestmark = pytest.mark.timeout(600)
 
@@ -41,14 +43,9 @@ OTHER_TASKS_KEPT = 320
 
 
 def run(program: Callable[[ModuleType, Session], int], **kwargs: Any) -> tuple[Trace, int]:
-    """``program(acl, session)`` in a fresh Session: (trace, tasks the runtime queued)."""
-    with Session(watchdog=30.0, **kwargs) as s:
-        acl = acl_lab.install()
-        try:
-            program(acl, s)
-            return s.finish(), s.task_count
-        finally:
-            acl_lab.uninstall()
+    """``program(acl, session)`` in a fresh Session: (trace, tasks the runtime queued, which
+    the program returns)."""
+    return ceiling_run(program, watchdog=30.0, **kwargs)
 
 
 def race_keys(trace: Trace) -> set[tuple[frozenset[tuple[str, int]], tuple[str, int], str]]:
@@ -59,11 +56,6 @@ def race_keys(trace: Trace) -> set[tuple[frozenset[tuple[str, int]], tuple[str, 
             hazard = f.message.split("(", 1)[1].split(")", 1)[0]
             out.add((frozenset(f.sites[:2]), f.sites[2], hazard))
     return out
-
-
-def dropped(trace: Trace) -> int:
-    """Tasks the trace left out."""
-    return sum(trace.meta.get("dropped_tasks", {}).values())
 
 
 def workers(n: int, iterations: int) -> Callable[[ModuleType, Session], int]:
@@ -133,10 +125,10 @@ def test_the_limit_holds_with_worker_threads(n: int) -> None:
     longer, longer_tasks = run(workers(n, 2 * iterations), trace_limit_bytes=LIMIT)
     assert shed_tasks == tasks == full.tasks.rows
     assert "task_shedding_stopped" not in shed.meta
-    assert shed.tasks.rows + dropped(shed) == tasks
+    assert shed.tasks.rows + dropped_tasks(shed) == tasks
     assert shed.tasks.rows < tasks // 4
     # bounded: twice the iterations keep at most a few more rows, not twice as many
-    assert longer.tasks.rows + dropped(longer) == longer_tasks
+    assert longer.tasks.rows + dropped_tasks(longer) == longer_tasks
     assert longer.tasks.rows <= shed.tasks.rows + shed.tasks.rows // 4
     for t in (shed, longer):
         # the rows every finding needs are kept whatever the limit (recorder docstring); at
@@ -225,12 +217,12 @@ def test_the_limit_holds_with_callbacks(nested: bool) -> None:
     assert shed_tasks == tasks == full.tasks.rows
     for t, n, made in ((shed, iterations, tasks), (longer, 2 * iterations, longer_tasks)):
         assert "task_shedding_stopped" not in t.meta
-        assert t.tasks.rows + dropped(t) == made
+        assert t.tasks.rows + dropped_tasks(t) == made
         assert t.callbacks.rows == n
         callback_rows = sum(t.call_name(int(c)) == "acl.rt.launch_callback"
                             for c in t.tasks["call"])
         assert callback_rows == n
-    assert dropped(shed) > tasks // 3
+    assert dropped_tasks(shed) > tasks // 3
     # the other kept tasks (a few per signature, whatever the iterations; how many exactly
     # depends on how the report thread's polls fall): bounded by one count for both runs
     for t, n in ((shed, iterations), (longer, 2 * iterations)):

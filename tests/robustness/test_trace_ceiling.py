@@ -56,15 +56,21 @@ def here() -> int:
     return frame.f_back.f_lineno
 
 
-def run(program: Callable[[ModuleType, Session], Any], **kwargs: Any) -> tuple[Trace, Any]:
+def run(program: Callable[[ModuleType, Session], Any], watchdog: float = 10.0,
+        **kwargs: Any) -> tuple[Trace, Any]:
     """Run ``program(acl, session)`` in a fresh Session; return (trace, its result)."""
-    with Session(watchdog=10.0, **kwargs) as s:
+    with Session(watchdog=watchdog, **kwargs) as s:
         acl = acl_lab.install()
         try:
             result = program(acl, s)
             return s.finish(), result
         finally:
             acl_lab.uninstall()
+
+
+def dropped_tasks(trace: Trace) -> int:
+    """Tasks the trace left out (0 when it left none out)."""
+    return sum(trace.meta.get("dropped_tasks", {}).values())
 
 
 def findings_of(trace: Trace) -> list[tuple[str, str, int, str]]:
@@ -472,7 +478,7 @@ def test_truncated_trace_has_the_same_findings_as_the_full_one() -> None:
                   "callbacks"):
         assert small.tables[table].rows == full.tables[table].rows, table
     assert small.syncs.rows <= full.syncs.rows  # a wait that told the host nothing new goes
-    dropped = sum(small.meta.get("dropped_tasks", {}).values())
+    dropped = dropped_tasks(small)
     assert small.tasks.rows + dropped == full.tasks.rows
     assert_refs_consistent(small)
     assert_refs_consistent(full)
