@@ -13,9 +13,12 @@ from __future__ import annotations
 
 import html
 import re
+from array import array
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
+
+import numpy as np
 
 #: A dotted pyACL name in a message (``acl.rt.malloc``; a trailing full stop is not part).
 _API = re.compile(r"(?<![\w.])acl(?:\.[A-Za-z_][A-Za-z0-9_]*)+")
@@ -139,6 +142,16 @@ class Finding:
         return (f"<div style='border-left:4px solid {colour};padding:4px 8px;margin:4px 0'>"
                 f"<b style='color:{colour}'>{self.severity}: {html.escape(self.kind)}</b> "
                 f"{where}<div>{body}</div></div>")
+
+
+def int_array(values: Any, small: bool = False) -> array[int]:
+    """An int64 (``small``: int32) ``array`` of a numpy column or array: 8 (4) bytes a
+    value, and a Python int only while one is read (a million calls' values as a list of
+    Python ints would be tens of MB)."""
+    out = array("i" if small else "q")
+    data = np.ascontiguousarray(values, dtype=np.int32 if small else np.int64)
+    out.frombytes(data.data.cast("B"))  # (a view of the data: no bytes copy in between)
+    return out
 
 
 def human_bytes(n: int) -> str:

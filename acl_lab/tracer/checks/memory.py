@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from ..schema import ALLOC_KINDS, ARG_PTR, PTR_OFFSET_MASK, PTR_SHIFT
-from .base import Finding, human_bytes
+from .base import Finding, human_bytes, int_array
 from .resources import call_ints
 
 #: Free APIs -> the allocation kind each one releases (allocs.kind).
@@ -50,11 +50,6 @@ _MAX_SITES = 4
 
 
 # --------------------------------------------------------------------------- evidence
-def _int_array(values: Any) -> array[int]:
-    """An int64 ``array`` of a numpy column (8 bytes a value; ints are made when read)."""
-    return array("q", np.ascontiguousarray(values, dtype=np.int64).tobytes())
-
-
 @dataclass(frozen=True)
 class _PtrArgs:
     """The pointer arguments as three int64 arrays, iterated as (call, alloc row, offset):
@@ -102,8 +97,8 @@ class _Evidence:
         ev = cls(weakref.ref(trace))
         ev.strings = trace.strings
         # int64 arrays, not lists: a million calls' Python ints would be tens of MB
-        ev.files = _int_array(trace.calls["file"])
-        ev.lines = _int_array(trace.calls["line"])
+        ev.files = int_array(trace.calls["file"])
+        ev.lines = int_array(trace.calls["line"])
         ev.alloc_calls = trace.allocs["call"].tolist()
         ev.alloc_kinds = trace.allocs["kind"].tolist()
         f = trace.frees
@@ -117,7 +112,7 @@ class _Evidence:
             owner = np.searchsorted(trace.calls["arg_start"], rows, side="right") - 1
             v = vals[rows].astype(np.int64)
             allocs, offs = v >> PTR_SHIFT, v & PTR_OFFSET_MASK
-            ev.ptr_args = _PtrArgs(_int_array(owner), _int_array(allocs), _int_array(offs))
+            ev.ptr_args = _PtrArgs(int_array(owner), int_array(allocs), int_array(offs))
         return ev
 
     @property
@@ -438,7 +433,7 @@ def frees_in_flight(trace: Any) -> list[Finding]:
     in_failed = np.isin(r_task, fl["task"])
     for a, t in zip(r_alloc[in_failed].tolist(), r_task[in_failed].tolist(), strict=True):
         by_task[t].append(a)
-    task_call = _int_array(tk["call"])
+    task_call = int_array(tk["call"])
     hits: set[tuple[int, int]] = set()
     failed: set[int] = set()
     for j in range(fl.rows):

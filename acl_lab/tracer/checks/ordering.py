@@ -48,7 +48,7 @@ from ..happens_before import (
     tick,
 )
 from ..schema import TASK_KINDS
-from .base import Finding, human_bytes
+from .base import Finding, human_bytes, int_array
 
 #: Clocks and timeline keys are ``happens_before``'s (streams by object id, host threads by
 #: ``host_key(thread)``).
@@ -99,17 +99,17 @@ def _find_races(trace: Any) -> list[_Race]:
     # Columns as int64 arrays, not lists: two million accesses as Python ints would be
     # hundreds of MB (an array holds 8 bytes per value and makes an int only when read).
     task_np = acc["task"].astype(np.int64)
-    a_off, a_len = _ints(acc["offset"]), _ints(acc["length"])
-    a_alloc, a_write = _ints(acc["alloc"], True), _ints(acc["write"], True)
+    a_off, a_len = int_array(acc["offset"]), int_array(acc["length"])
+    a_alloc, a_write = int_array(acc["alloc"], True), int_array(acc["write"], True)
     valid = (task_np >= 0) & (task_np < nt)
-    first = _ints(np.concatenate(([0], np.cumsum(np.bincount(task_np[valid], minlength=nt)))))
+    first = int_array(np.concatenate(([0], np.cumsum(np.bincount(task_np[valid], minlength=nt)))))
     # accesses are appended task by task (a range then); sort if a trace was built otherwise
     order: range | array[int]
     if bool(valid.all()) and bool(np.all(task_np[1:] >= task_np[:-1])):
         order = range(len(task_np))
     else:
         idx = np.nonzero(valid)[0]
-        order = _ints(idx[np.argsort(task_np[idx], kind="stable")])
+        order = int_array(idx[np.argsort(task_np[idx], kind="stable")])
     del task_np, valid
     ran = g.ran
     segs: dict[int, tuple[list[int], list[tuple[Ref | None, tuple[Ref, ...]]]]] = {}
@@ -206,7 +206,7 @@ class _Graph:
         t_stream_np = tasks["stream"].astype(np.int64)
         t_start_np = tasks["start_ns"].astype(np.int64)
         c_thread_np = calls["thread"].astype(np.int64)
-        self.t_call = t_call = _ints(t_call_np)
+        self.t_call = t_call = int_array(t_call_np)
         # read only now and then (callbacks, syncs): the trace's own columns
         c_thread, c_start, c_ret = calls["thread"], calls["start_ns"], calls["ret"]
         self.ran = ran = bytearray((t_start_np >= 0).astype(np.uint8).tobytes())
@@ -214,7 +214,7 @@ class _Graph:
         for t in failed["task"].tolist():
             if 0 <= t < nt:
                 ran[t] = 0
-        self.time = _ints(np.concatenate((
+        self.time = int_array(np.concatenate((
             np.where(t_start_np >= 0, t_start_np, tasks["submit_ns"].astype(np.int64)),
             calls["start_ns"].astype(np.int64))))
         call_ok = (t_call_np >= 0) & (t_call_np < nc)
@@ -223,7 +223,7 @@ class _Graph:
         on_stream = t_stream_np >= 0
         # streams are keyed by object id, host tasks by their thread (happens_before)
         # (host_key(th) is host_key(0) - th, here for a whole column at once)
-        self.key = _ints(np.where(on_stream, t_stream_np, host_key(0) - th_of_task))
+        self.key = int_array(np.where(on_stream, t_stream_np, host_key(0) - th_of_task))
         del th_of_task, t_start_np
         #: Edge endpoints in blocks (numpy arrays), and single edges added one by one.
         blocks_src: list[np.ndarray] = []
@@ -259,8 +259,8 @@ class _Graph:
                           np.concatenate((cuts, [len(st_sorted)])).tolist(), strict=True):
             if hi > lo:
                 s = int(st_sorted[lo])
-                by_stream[s] = _ints(st_order[lo:hi])
-                stream_calls[s] = _ints(t_call_np[st_order[lo:hi]])
+                by_stream[s] = int_array(st_order[lo:hi])
+                stream_calls[s] = int_array(t_call_np[st_order[lo:hi]])
         del st_idx, st_order, st_sorted, same, sub
         host_tasks: dict[int, list[int]] = defaultdict(list)
         for t in np.nonzero(~on_stream)[0].tolist():
@@ -292,7 +292,7 @@ class _Graph:
 
         # --- host threads: program order, with callback runs spliced in
         thread_calls: dict[int, array[int]] = {
-            th: _ints(np.nonzero(c_thread_np == th)[0])
+            th: int_array(np.nonzero(c_thread_np == th)[0])
             for th in np.unique(c_thread_np).tolist()}
         inserts: dict[int, list[tuple[int, int, int]]] = defaultdict(list)
         cb = trace.callbacks
@@ -308,7 +308,7 @@ class _Graph:
                     if after >= 0:
                         edge(end, after)
         #: call -> the last node of its stretch of its thread's chain (-1: none)
-        exit_of = _ints(np.full(nc, -1, dtype=np.int64))
+        exit_of = int_array(np.full(nc, -1, dtype=np.int64))
         for th, mine in thread_calls.items():
             extra = sorted(inserts.pop(th, []))
             chain = array("q")
@@ -406,11 +406,11 @@ class _Graph:
         dst = np.concatenate(blocks_dst).astype(idt)
         del blocks_src, blocks_dst
         order = np.argsort(src, kind="stable")
-        self.indices = _ints(dst[order], small)
+        self.indices = int_array(dst[order], small)
         del order
-        self.indptr = _ints(np.concatenate(([0], np.cumsum(np.bincount(src, minlength=n)))),
+        self.indptr = int_array(np.concatenate(([0], np.cumsum(np.bincount(src, minlength=n)))),
                             len(src) < 1 << 31)
-        self.indeg = _ints(np.bincount(dst, minlength=n), small)
+        self.indeg = int_array(np.bincount(dst, minlength=n), small)
 
     def _blocking(self, task: int) -> bool:
         c = int(self.trace.tasks["call"][task])
@@ -480,15 +480,6 @@ class _Graph:
                     indeg[v] -= 1
                     if indeg[v] == 0:
                         heapq.heappush(heap, (time[v], v))
-
-
-def _ints(values: Any, small: bool = False) -> array[int]:
-    """An int64 (``small``: int32) ``array`` of a numpy column or array: 8 (4) bytes a
-    value, and a Python int only while one is read."""
-    out = array("i" if small else "q")
-    data = np.ascontiguousarray(values, dtype=np.int32 if small else np.int64)
-    out.frombytes(data.data.cast("B"))  # (a view of the data: no bytes copy in between)
-    return out
 
 
 def _task_site(trace: Any, task: int) -> tuple[str, int]:
