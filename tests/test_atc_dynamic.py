@@ -206,3 +206,53 @@ def test_batch_rules(tmp_path: Path, capsys: pytest.CaptureFixture[str], flags: 
                      text: str) -> None:
     err = _fails(capsys, _classifier(tmp_path), tmp_path / "m", *flags)
     assert text in err, err
+
+
+# ------------------------------------------------------------------------------ more refusals
+
+
+def test_ceil_mode_pooling_is_refused_with_image_size_gears(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A ceil-mode MaxPool's output size depends on H and W: refused for image-size gears
+    (the emulator fixes pooling attributes at conversion), by the node's name."""
+    nodes = [helper.make_node("MaxPool", ["x"], ["y"], name="ceilpool", kernel_shape=[3, 3],
+                              strides=[2, 2], ceil_mode=1)]
+    src = _save(tmp_path, "ceil", nodes,
+                [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, "h", "w"])],
+                [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 3, "a", "b"])], {})
+    err = _fails(capsys, src, tmp_path / "m", "--input_shape=x:1,3,-1,-1",
+                 "--dynamic_image_size=8,8;9,9")
+    assert "ceilpool" in err and "ceil_mode=1" in err, err
+
+
+def test_an_input_named_like_the_gear_input_is_refused(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A dynamic model gets an input named ascend_mbatch_shape_data: a source input of that
+    name is refused (E10001) rather than giving the model two inputs of one name."""
+    nodes = [helper.make_node("Relu", [SHAPE_DATA_NAME], ["y"], name="relu")]
+    src = _save(tmp_path, "clash", nodes,
+                [helper.make_tensor_value_info(SHAPE_DATA_NAME, TensorProto.FLOAT, ["n", 4])],
+                [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["n", 4])], {})
+    err = _fails(capsys, src, tmp_path / "m", f"--input_shape={SHAPE_DATA_NAME}:-1,4",
+                 "--dynamic_batch_size=1,2")
+    assert "E10001" in err and "rename that input" in err, err
+
+
+def test_dims_gears_need_a_gear_list(tmp_path: Path,
+                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """--dynamic_dims with no gear at all (only separators) is E10058."""
+    err = _fails(capsys, _two_inputs(tmp_path), tmp_path / "d", "--input_shape=x:-1,6;b:-1,4",
+                 "--input_format=ND", "--dynamic_dims=;")
+    assert "E10058" in err, err
+
+
+def test_dims_gears_take_inputs_of_at_most_four_dims(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """With --dynamic_dims every input with -1 dims has 1 to 4 dims (E10001 for five)."""
+    nodes = [helper.make_node("Relu", ["x"], ["y"], name="relu")]
+    src = _save(tmp_path, "five", nodes,
+                [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", 1, 1, 1, 6])],
+                [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["n", 1, 1, 1, 6])], {})
+    err = _fails(capsys, src, tmp_path / "d", "--input_shape=x:-1,1,1,1,6",
+                 "--input_format=ND", "--dynamic_dims=1;2")
+    assert "E10001" in err and "1 to 4 dims" in err, err
