@@ -33,6 +33,7 @@ import resource
 import subprocess
 import sys
 import tempfile
+import time
 
 from .common import Row, median
 
@@ -95,20 +96,15 @@ def child_times(body: str, pycache: str | None = None) -> tuple[float, float]:
         env["PYTHONPYCACHEPREFIX"] = pycache
     env.setdefault("MPLBACKEND", "Agg")
     r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
-    t0 = _now()
+    t0 = time.perf_counter()
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           env=env, timeout=600, check=False)
-    wall = _now() - t0
+    wall = time.perf_counter() - t0
     r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode != 0:
         raise RuntimeError(f"first-figure child failed: {proc.stderr[-2000:]}")
     json.loads(proc.stdout.strip().splitlines()[-1])  # the body ran to its end
     return wall, (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
-
-
-def _now() -> float:
-    import time
-    return time.perf_counter()
 
 
 def run(quick: bool) -> list[Row]:
