@@ -57,18 +57,24 @@ def args_101(seed: int) -> tuple[Any, ...]:
     return (np.random.default_rng(seed).integers(-1 << 30, 1 << 30, N_101, dtype=np.int32),)
 
 
-def _correct_101(run: Run) -> Verdict:
-    want = args_101(run.seed)[0]
-    got = run.result
-    if got is None:
+def returns_x(run: Run, want: np.ndarray, passed: str) -> Verdict:
+    """The run returned ``want`` (the puzzle's ``x``) exactly: its shape, then every value;
+    ``passed`` is the reason of a pass."""
+    if (why := run.no_result()) is not None:
+        return False, why
+    if run.result is None:
         return False, "your function returned None"
-    arr = np.asarray(got)
+    arr = np.asarray(run.result)
     if arr.shape != want.shape:
         return False, f"the result has shape {list(arr.shape)}, expected {list(want.shape)}"
-    if not np.array_equal(arr.astype(np.int64), want.astype(np.int64)):
-        bad = int(np.count_nonzero(arr.astype(np.int64) != want.astype(np.int64)))
+    if not np.array_equal(arr, want):
+        bad = int(np.count_nonzero(arr != want))
         return False, f"{bad} of {want.size} values differ from x"
-    return True, "the result is x, back from the device"
+    return True, passed
+
+
+def _correct_101(run: Run) -> Verdict:
+    return returns_x(run, args_101(run.seed)[0], "the result is x, back from the device")
 
 
 def _one_event(run: Run) -> Verdict:
@@ -248,18 +254,8 @@ def args_103(seed: int) -> tuple[Any, ...]:
 
 
 def _correct_103(run: Run) -> Verdict:
-    want = args_103(run.seed)[0]
-    if (why := run.no_result()) is not None:
-        return False, why
-    if run.result is None:
-        return False, "your function returned None"
-    arr = np.asarray(run.result)
-    if arr.shape != want.shape:
-        return False, f"the result has shape {list(arr.shape)}, expected {list(want.shape)}"
-    if not np.array_equal(arr, want):
-        bad = int(np.count_nonzero(arr != want))
-        return False, f"{bad} of {want.size} values differ from x"
-    return True, "the result is x, handed over by the callback after the copy back"
+    return returns_x(run, args_103(run.seed)[0],
+                     "the result is x, handed over by the callback after the copy back")
 
 
 def _one_callback(run: Run) -> Verdict:
