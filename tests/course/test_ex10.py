@@ -252,3 +252,17 @@ def test_call_budget_fails_a_run_over_it_and_only_that_item(part: str, entry: st
     assert run.trace.calls.rows > budget
     assert (f"your run made {run.trace.calls.rows} ACL calls" in failed["calls"]
             and f"the budget is {budget}" in failed["calls"])
+
+
+@pytest.mark.parametrize(("part", "entry", "ret"), [
+    ("10.1", "ordered_copy", "    return out"),
+    ("10.3", "callback_copy", "    return got[0]"),
+])
+def test_a_changed_result_fails_correct_naming_the_differing_values(part: str, entry: str,
+                                                                   ret: str) -> None:
+    """The solution returning its array with one value changed: the item counts the
+    differing values."""
+    changed = ret.replace("return ", "changed = ") + "\n    changed[0] += 1\n    return changed"
+    failed = _failed(_grade(_variant_of([(ret, changed)], entry), part=part))
+    assert "correct" in failed, failed
+    assert failed["correct"].startswith("1 of ") and "values differ from x" in failed["correct"]
