@@ -31,18 +31,24 @@ from typing import Any
 
 import numpy as np
 
+from ...constants import ACL_ERROR_INVALID_PARAM, ACL_ERROR_RT_PARAM_INVALID
 from ..schema import ALLOC_KINDS, ARG_PTR, PTR_OFFSET_MASK, PTR_SHIFT
 from .base import Finding, human_bytes, int_array
 from .resources import call_ints
 
+#: allocs.kind values by name (``schema.ALLOC_KINDS``).
+_DEVICE, _HOST_PINNED, _DVPP = (ALLOC_KINDS.index(k) for k in ("device", "host_pinned", "dvpp"))
 #: Free APIs -> the allocation kind each one releases (allocs.kind).
-FREE_APIS = {"acl.rt.free": 0, "acl.rt.free_host": 1, "acl.media.dvpp_free": 2}
+FREE_APIS = {"acl.rt.free": _DEVICE, "acl.rt.free_host": _HOST_PINNED,
+             "acl.media.dvpp_free": _DVPP}
 #: Allocation kind -> the API that frees it.
-FREE_OF_KIND = {0: "acl.rt.free", 1: "acl.rt.free_host", 2: "acl.media.dvpp_free"}
-_ACL_ERROR_INVALID = 107000
+FREE_OF_KIND = {kind: api for api, kind in FREE_APIS.items()}
+#: Device memory (as opposed to host memory): plain device and DVPP allocations.
+_ON_DEVICE = frozenset({_DEVICE, _DVPP})
 #: allocation kinds whose frees the runtime accepts for each other (device and DVPP)
-_CROSS_FREEABLE = {0, 2}
-_ACL_ERROR_NULL = 100000
+_CROSS_FREEABLE = _ON_DEVICE
+_ACL_ERROR_INVALID = ACL_ERROR_RT_PARAM_INVALID
+_ACL_ERROR_NULL = ACL_ERROR_INVALID_PARAM
 _FREED_REASON = "was freed before the task ran"
 _PAST_END = re.compile(r"runs (\d+) bytes past the end of .*?\((\d+) bytes\)")
 #: At most this many distinct sites are spelled out in one message.
@@ -658,7 +664,7 @@ def uninitialized_reads(trace: Any) -> list[Finding]:
     ev = _Evidence.of(trace)
     tk, un = trace.tasks, trace.uninit
     keep = [j for j in range(un.rows)
-            if int(un["alloc"][j]) >= 0 and ev.alloc_kind(int(un["alloc"][j])) in (0, 2)]
+            if int(un["alloc"][j]) >= 0 and ev.alloc_kind(int(un["alloc"][j])) in _ON_DEVICE]
     reads = reads_of(trace, {int(un["task"][j]) for j in keep})
     rows = batch_rows(trace) if keep else {}
     groups: dict[tuple[Any, ...], _Group] = defaultdict(_Group)
