@@ -67,3 +67,24 @@ def test_without_the_probe_the_map_decides(pages: int, monkeypatch: pytest.Monke
     monkeypatch.setattr(memory, "page_probe", False)
     monkeypatch.setattr(memory, "host_mappings", lambda: [])
     assert memory.host_range_problem(pages, 16, False) != ""
+
+
+def test_the_map_is_read_only_to_explain_a_refusal(pages: int,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """With the probe on, a range the kernel allows is settled without reading the memory
+    map (the probe is microseconds, the map hundreds); a refused one reads it once, for the
+    explanation."""
+    assert memory.page_probe, "process_vm_readv is available on Linux"
+    reads: list[int] = []
+    real = memory.host_mappings
+
+    def counted() -> list[bytes]:
+        reads.append(1)
+        return real()
+
+    monkeypatch.setattr(memory, "host_mappings", counted)
+    assert memory.host_range_problem(pages, 2 * PAGE, False) == ""
+    assert memory.host_range_problem(pages, PAGE, True) == ""
+    assert reads == []
+    assert memory.host_range_problem(pages + PAGE, 10, True) != ""
+    assert reads == [1]
