@@ -33,14 +33,14 @@ from typing import Any
 import numpy as np
 
 from ...runtime.objects import OBJ_CONTEXT
-from ..schema import ALLOC_KINDS
+from ..schema import ALLOC_KINDS, TASK_KINDS
 from . import memory, resources
 from .base import Finding, human_bytes, site
 
 _ERROR = re.compile(r"^(-?\d+): (.*)$", re.S)
 _NEEDS = re.compile(r"needs (\d+) bytes.*holds (\d+)", re.S)
 _IO = re.compile(r"\b(input|output) (\d+)\b")
-_TASK_MODEL = 6
+_TASK_MODEL = TASK_KINDS.index("model")
 _MODEL_EXECUTES = ("acl.mdl.execute", "acl.mdl.execute_async")
 
 #: file suffixes of C and C++ sources: their findings give C advice (no try/finally there)
