@@ -197,6 +197,13 @@ class OmModel:
             return [(int(b),) for b in self.dynamic_batch]
         return [tuple(int(v) for v in g) for g in (self.dynamic_hw or self.dynamic_dims)]
 
+    @property
+    def named_gears(self) -> list[Any]:
+        """The gears as messages name them: batch sizes as ints, other gears as lists."""
+        if self.dynamic_batch:
+            return [int(b) for b in self.dynamic_batch]
+        return [list(g) for g in self.gears]
+
     def fill(self, gear: tuple[int, ...]) -> tuple[int, ...]:
         """The full assignment of the inputs' -1 dims (in input and dim order) for a named
         gear: a batch fills every -1, an image size the H and W of every dynamic input, dims
@@ -233,9 +240,8 @@ class OmModel:
             key = tuple(int(v) for v in gear)
         if key not in gears:
             what = f"batch {key[0]}" if self.dynamic_kind == KIND_BATCH else f"gear {list(key)}"
-            named = list(self.dynamic_batch) if self.dynamic_batch else [list(g) for g in gears]
-            raise ModelRunError(BATCH_INVALID, f"{what} is not one of the gears {named} of "
-                                f"model {self.name!r}")
+            raise ModelRunError(BATCH_INVALID, f"{what} is not one of the gears "
+                                f"{self.named_gears} of model {self.name!r}")
         return key
 
     @property
@@ -485,9 +491,8 @@ class OmModel:
         lines += [f"  input  {d.name}: {d.dtype}{list(d.shape)}" for d in self.acl_inputs]
         lines += [f"  output {d.name}: {d.dtype}{list(d.shape)}" for d in self.outputs]
         if self.is_dynamic:
-            named = (list(self.dynamic_batch) if self.dynamic_batch
-                     else [list(g) for g in self.gears])
-            lines.append(f"  dynamic {self.dynamic_kind} gears: {named} (the gear goes in "
+            lines.append(f"  dynamic {self.dynamic_kind} gears: {self.named_gears} (the "
+                         "gear goes in "
                          f"input {self.shape_data_index}, {SHAPE_DATA_NAME})")
         lines.append(f"  {len(self.nodes)} nodes: "
                      + ", ".join(f"{k} x{v}" for k, v in sorted(counts.items())))

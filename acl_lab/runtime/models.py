@@ -606,7 +606,7 @@ def _not_a_gear(om: OmModel, mid: int, kind: str, gear: tuple[int, ...]) -> str:
     have = om.dynamic_kind
     getter = {KIND_BATCH: "acl.mdl.get_dynamic_batch", KIND_HW: "acl.mdl.get_dynamic_hw",
               KIND_DIMS: "acl.mdl.get_input_dynamic_dims"}[have]
-    named = (list(om.dynamic_batch) if have == KIND_BATCH else [list(g) for g in om.gears])
+    named = om.named_gears
     if have != kind:
         return (f"model {mid} has {have} gears {named}, not {kind} gears: {asked} cannot be "
                 f"set with {_SETTER[kind]}; use {_SETTER[have]}")
@@ -648,10 +648,10 @@ def execute(s: Session, th: HostThread, cid: int, mid: int, in_ds: int, out_ds: 
     gear = ins.gear if dynamic else None
     if dynamic and (gear is None or gear not in om.gears):
         kind = om.dynamic_kind
-        named = list(om.dynamic_batch) if om.dynamic_batch else [list(g) for g in om.gears]
         raise AclError(DYNAMIC_BATCH_CODE,
-                       f"model {mid} is a dynamic model ({kind} gears {named}) and no gear "
-                       f"was set on this input dataset: call {_SETTER[kind]}(model_id, "
+                       f"model {mid} is a dynamic model ({kind} gears {om.named_gears}) and "
+                       "no gear was set on this input dataset: call "
+                       f"{_SETTER[kind]}(model_id, "
                        f"dataset, {shape_at}, ...) before executing")
     in_specs, out_specs = om.input_specs(gear), om.output_specs(gear)
     limits = [om.input_size(i) for i in range(len(in_specs))]
