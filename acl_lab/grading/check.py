@@ -19,7 +19,7 @@ import sys
 import time
 import zipfile
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -82,10 +82,8 @@ _ATTEMPTS: list[Attempt] = []
 
 
 def _log_attempt(report: Report) -> None:
-    seed = getattr(report.run, "seed", None)
     _ATTEMPTS.append(Attempt(time.time(), report.exercise.id, report.score, report.total,
-                             seed if isinstance(seed, int) else None,
-                             tuple(r.item.id for r in report.failed)))
+                             report.seed, tuple(r.item.id for r in report.failed)))
 
 
 def attempts(exercise: str | None = None) -> list[Attempt]:
@@ -204,8 +202,7 @@ def export(notebook: str | os.PathLike[str] | None = None,
     if not nb.is_file():
         raise FileNotFoundError(f"export(): no notebook at {nb}")
     dest = Path(out) if out is not None else nb.with_name(f"{nb.stem}_submission.zip")
-    log = [{"when": a.when, "exercise": a.exercise, "score": a.score, "total": a.total,
-            "seed": a.seed, "failed": list(a.failed)} for a in _ATTEMPTS]
+    log = [asdict(a) for a in _ATTEMPTS]
     with zipfile.ZipFile(dest, "w", compression=zipfile.ZIP_DEFLATED) as z:
         z.write(nb, nb.name)
         z.writestr("attempts.json", json.dumps(log, indent=1))

@@ -76,6 +76,10 @@ def test_export_zips_the_notebook_and_the_attempt_log(tmp_path: Path,
         assert z.read("04_buffer_pitfalls.ipynb") == nb.read_bytes()
         log = json.loads(z.read("attempts.json"))
     assert log[-1]["exercise"] == "04.2" and log[-1]["seed"] == 21
+    # every field of the attempt log, as attempts() gives it
+    from dataclasses import asdict
+
+    assert log[-1] == json.loads(json.dumps(asdict(attempts("04.2")[-1])))
     assert log[-1]["score"] == log[-1]["total"]
     with pytest.raises(FileNotFoundError):
         export(tmp_path / "missing.ipynb")
