@@ -75,6 +75,8 @@ HOST_WORK, HOST_PREPROCESS = "acl_lab.host_work", "acl_lab.host_preprocess"
 #: Mirrors of the program's arrays kept beyond those it still references (as the runtime
 #: keeps orphans, ``MemorySystem.ORPHANS_KEPT``).
 ORPHANS_KEPT = 64
+#: Seconds ``Pipe.close`` waits for the reader thread to see the end of the stream.
+CLOSE_GRACE_S = 5.0
 
 
 class PipeError(RuntimeError):
@@ -203,10 +205,13 @@ class Pipe(Transport):
         self._wait(key, box)
 
     def close(self) -> None:
-        """Hang up: the server finishes its session and exits."""
+        """Hang up: the server finishes its session and exits; the reader thread reads the
+        end of the stream and closes the socket (waited for here, up to ``CLOSE_GRACE_S``)."""
         self.closed = True
         with contextlib.suppress(OSError):
             self.sock.shutdown(socket.SHUT_RDWR)
+        if threading.current_thread() is not self._reader:
+            self._reader.join(CLOSE_GRACE_S)
 
     # ------------------------------------------------------------------ threads
     def _me(self) -> tuple[int, _Box]:
@@ -346,6 +351,9 @@ class Pipe(Transport):
             self.bad.append(str(e))
         finally:
             self.closed = True
+            # only this thread reads the descriptor, so it closes it; senders hold _wlock
+            with self._wlock:
+                self.sock.close()
             with self._boxes_lock:
                 boxes = list(self._boxes.values())
             for box in boxes:

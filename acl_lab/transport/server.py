@@ -214,6 +214,12 @@ class Server:
                 box.put(None)
             with self._session_lock:
                 self._close_current()
+            self.close()
+
+    def close(self) -> None:
+        """Close the socket (the connection's end this side owns)."""
+        with self._wlock:  # a host thread may be sending a last reply
+            self.sock.close()
 
     def _bad(self, message: str) -> None:
         self.errors.append(message)

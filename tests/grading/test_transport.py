@@ -462,11 +462,12 @@ def test_a_pinned_address_handed_out_again_is_told_with_its_new_size(tmp_path: P
     from acl_lab.runtime.memory import HOST_PINNED
     from acl_lab.transport.server import Server
     a, b = socket.socketpair()
+    srv = Server(a.detach())
     try:
-        srv = Server(a.detach())
         block = 0x7F00_0000_0000
         for size in (4096, 1024, 65536, 65536):
             srv.on_alloc(SimpleNamespace(kind=HOST_PINNED, addr=block, size=size), 0)
         assert srv._pins == [[block, 4096], [block, 1024], [block, 65536], [block, 65536]]
     finally:
+        srv.close()  # the server owns its end from Server(); never served, so close it here
         b.close()
