@@ -133,7 +133,7 @@ class TaskShedder:
         self.unplaced: dict[int, set[int]] = {}
         self.ev_queue: dict[int, deque[Any]] = {}
         self.ev_kept: dict[int, Know] = {}
-        #: Call id -> [undecided tasks, kept tasks]; its return code once it ended.
+        #: Call id -> [undecided tasks, kept tasks, its thread]; its return code once it ended.
         self.call_tasks: dict[int, list[int]] = {}
         self.call_ret: dict[int, int] = {}
         #: Something an event row decision waits for changed (see ``_event_rows``).
