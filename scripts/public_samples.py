@@ -170,7 +170,13 @@ def _nv12(w: int, h: int) -> tuple[int, ...]:
 
 #: the resnet50 AIPP samples' model: the README converts it with the folder's own
 #: caffe_model/aipp.cfg (YUV420SP_U8 224x224 in front of a 1x3x224x224 network)
-_RESNET_AIPP: dict[str, Any] = {"aipp": "caffe_model/aipp.cfg", "net": (1, 3, 224, 224)}
+_RESNET_AIPP = Model("model/resnet50_aipp.om", [("data", "uint8", _nv12(224, 224))],
+                     [("float32", (1, 1000))], aipp="caffe_model/aipp.cfg",
+                     net=(1, 3, 224, 224))
+#: the YOLOv4 samples' model (608x608 float input, the three detection heads)
+_YOLOV4 = Model("model/yolov4_bs1.om", [("input", "float32", (1, 3, 608, 608))],
+                [("float32", (1, 255, 19, 19)), ("float32", (1, 255, 38, 38)),
+                 ("float32", (1, 255, 76, 76))], fill=-10.0)
 #: the dynamic-hw sample's AIPP (its README downloads aipp_resnet50.aippconfig): a static
 #: RGB888_U8 AIPP, src_image_size 0 as ATC requires with --dynamic_image_size (the picture
 #: follows the gear); the sample feeds RGB bytes (acl_net.py: img.astype("uint8"))
@@ -253,14 +259,12 @@ SAMPLES: list[Sample] = [
            images=[("data/dog1_1024_683.jpg", 1024, 683), ("data/dog2_1024_683.jpg", 1024, 683)]),
     Sample(C + "vpc_resnet50_imagenet_classification", main="src/acl_sample.py", cwd=".",
            singleop=[("op_models/op_list.json", "op_models/")],
-           models=[Model("model/resnet50_aipp.om", [("data", "uint8", _nv12(224, 224))],
-                         [("float32", (1, 1000))], **_RESNET_AIPP)],
+           models=[_RESNET_AIPP],
            images=[("data/dog1_1024_683.jpg", 1024, 683), ("data/dog2_1024_683.jpg", 1024, 683)]),
     *[Sample(C + "vpc_jpeg_resnet50_imagenet_classification", main="src/main.py", cwd=".",
              tag=f"dvpp_type={t}", args=[f"--images_path={img}", f"--dvpp_type={t}",
                                          f"--image_type={kind}", *extra],
-             models=[Model("model/resnet50_aipp.om", [("data", "uint8", _nv12(224, 224))],
-                           [("float32", (1, 1000))], **_RESNET_AIPP)],
+             models=[_RESNET_AIPP],
              images=[("data/wood_rabbit_1024_1061_330.jpg", 1024, 1061)],
              files={"data/wood_rabbit_1024_1068_nv12.yuv": 1024 * 1068 * 3 // 2}
              | ({"data/dvpp_vpc_8192_8192_nv12.yuv": 8192 * 8192 * 3 // 2} if t == 4 else {}))
@@ -282,8 +286,7 @@ SAMPLES: list[Sample] = [
            "static RGB888_U8 AIPP with src_image_size 0 (ATC's rule for --dynamic_image_size), "
            "over the README's gears 112, 224 and 448"),
     Sample(C + "vdec_resnet50_classification", main="src/acl_sample.py", cwd=".",
-           models=[Model("model/resnet50_aipp.om", [("data", "uint8", _nv12(224, 224))],
-                         [("float32", (1, 1000))], **_RESNET_AIPP)],
+           models=[_RESNET_AIPP],
            files={"data/vdec_h265_1frame_rabbit_1280x720.h265":
                   partial(h265_stream, 1280, 720, 1)}),
     # ---- level2: object detection
@@ -309,19 +312,13 @@ SAMPLES: list[Sample] = [
                           ("float32", (1, 44, 80, 24))], fill=-10.0)],
            images=[("data/mask.jpg", 640, 480)]),
     Sample(D + "YOLOV4_coco_detection_picture", main="src/yolov4.py",
-           models=[Model("model/yolov4_bs1.om", [("input", "float32", (1, 3, 608, 608))],
-                         [("float32", (1, 255, 19, 19)), ("float32", (1, 255, 38, 38)),
-                          ("float32", (1, 255, 76, 76))], fill=-10.0)],
+           models=[_YOLOV4],
            images=[("data/test.jpg", 640, 480)]),
     Sample(D + "YOLOV4_coco_detection_car_picture", main="src/yolov4.py",
-           models=[Model("model/yolov4_bs1.om", [("input", "float32", (1, 3, 608, 608))],
-                         [("float32", (1, 255, 19, 19)), ("float32", (1, 255, 38, 38)),
-                          ("float32", (1, 255, 76, 76))], fill=-10.0)],
+           models=[_YOLOV4],
            images=[("data/test.jpg", 1280, 720)]),
     Sample(D + "YOLOV4_coco_detection_car_video", main="src/yolov4.py", args=["../data/test.mp4"],
-           models=[Model("model/yolov4_bs1.om", [("input", "float32", (1, 3, 608, 608))],
-                         [("float32", (1, 255, 19, 19)), ("float32", (1, 255, 38, 38)),
-                          ("float32", (1, 255, 76, 76))], fill=-10.0)],
+           models=[_YOLOV4],
            videos=[("data/test.mp4", 640, 360, 3)]),
     Sample(D + "YOLOV3_mask_detection_video", out_of_scope="video from a camera or RTSP URL, "
            "results shown through the presenter server (network display)"),
