@@ -53,6 +53,12 @@ def roi(acl: ModuleType, left: int, right: int, top: int, bottom: int) -> int:
     return int(acl.media.dvpp_create_roi_config(left, right, top, bottom))
 
 
+def last_diag(session: Session) -> str:
+    """The message of the session's latest diagnostic (the rule a refused call broke)."""
+    tr = session.trace()
+    return tr.string(int(tr.diags["message"][-1]))
+
+
 def test_crop_and_paste_copies_and_keeps_the_canvas(vpc: tuple[ModuleType, int, int]) -> None:
     """A same-size crop-and-paste copies the area exactly (Y and interleaved UV) to the paste
     offset; canvas bytes outside the paste area are left as they were."""
@@ -116,8 +122,7 @@ def test_area_rules(vpc: tuple[ModuleType, int, int], session: Session,
                                                       roi(acl, *paste), stream)
     assert ret == 100000
     assert session.task_count == tasks
-    tr = session.trace()
-    assert why in tr.string(int(tr.diags["message"][-1]))
+    assert why in last_diag(session)
 
 
 def test_scale_limit(vpc: tuple[ModuleType, int, int], session: Session) -> None:
@@ -127,8 +132,7 @@ def test_scale_limit(vpc: tuple[ModuleType, int, int], session: Session) -> None
     dout, _ = picture(acl, 768, 96)
     assert acl.media.dvpp_vpc_crop_async(chan, din, dout, roi(acl, 0, 9, 0, 5), stream) \
         == 100000
-    tr = session.trace()
-    assert "1/32 to 16" in tr.string(int(tr.diags["message"][-1]))
+    assert "1/32 to 16" in last_diag(session)
     assert acl.media.dvpp_vpc_crop_async(chan, din, dout, roi(acl, 0, 47, 0, 5), stream) == 0
 
 
