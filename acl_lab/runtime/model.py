@@ -53,6 +53,7 @@ import json
 import os
 import struct
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -189,10 +190,11 @@ class OmModel:
             return KIND_HW
         return KIND_DIMS if self.dynamic_dims else ""
 
-    @property
+    @cached_property
     def gears(self) -> list[tuple[int, ...]]:
         """The gears as ATC named them: ``(batch,)``, ``(height, width)`` or one value per
-        -1 dim in input order; ``[]`` for a static model."""
+        -1 dim in input order; ``[]`` for a static model. Computed once (the model is
+        immutable): every execution and gear setter looks them up."""
         if self.dynamic_batch:
             return [(int(b),) for b in self.dynamic_batch]
         return [tuple(int(v) for v in g) for g in (self.dynamic_hw or self.dynamic_dims)]
@@ -244,7 +246,7 @@ class OmModel:
                                 f"{self.named_gears} of model {self.name!r}")
         return key
 
-    @property
+    @cached_property
     def max_gear(self) -> tuple[int, ...]:
         """The largest gear: the largest batch, otherwise the gear whose inputs hold the most
         bytes (the first of equals); ``()`` for a static model."""
@@ -307,8 +309,15 @@ class OmModel:
         the most any gear needs."""
         gear = batch if gear is None else gear
         if gear is None and self.gears:
-            return max(self._in_specs(g)[i].nbytes for g in self.gears)
+            return self._max_input_sizes[i]
         return self.input_specs(gear)[i].nbytes
+
+    @cached_property
+    def _max_input_sizes(self) -> list[int]:
+        """Per data input, the most bytes any gear needs (each execution checks its buffers
+        against these)."""
+        per_gear = [[x.nbytes for x in self._in_specs(g)] for g in self.gears]
+        return [max(sizes) for sizes in zip(*per_gear, strict=True)]
 
     def output_size(self, i: int, gear: Gear = None, *, batch: Gear = None) -> int:
         """Byte size of output ``i``: at ``gear`` (or ``batch``), or the most any gear
