@@ -71,6 +71,13 @@ class Run:
     violations: tuple[str, ...] = ()
     landed: tuple[tuple[int, bytes], ...] = ()
 
+    @property
+    def hidden(self) -> bool:
+        """This is one of ``acl-lab grade``'s hidden runs (``"04.3~other_sizes"``): its
+        arguments were drawn by the hidden run's ``make_args``, so predicates that recompute
+        them from ``seed`` draw the hidden sizes."""
+        return HIDDEN_MARK in self.exercise
+
     def of_kind(self, *kinds: str) -> list[Finding]:
         """The findings of the given kinds (e.g. ``run.of_kind("leak")``)."""
         return [f for f in self.findings if f.kind in kinds]

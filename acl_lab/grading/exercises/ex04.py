@@ -36,7 +36,7 @@ from ... import zoo
 from ...constants import explain
 from ...runtime.model import OmModel, load_om
 from ..provenance import device_result
-from ..rubric import HIDDEN_MARK, Exercise, Hidden, Item, Run, Verdict, register
+from ..rubric import Exercise, Hidden, Item, Run, Verdict, register
 from .ex05 import finding_head
 
 MODEL = "lenet5"
@@ -151,11 +151,6 @@ def _main_thread(run: Run) -> int:
     inits = run.trace.calls_named("acl.init")
     cid = int(inits[0]) if len(inits) else 0
     return int(run.trace.calls["thread"][cid]) if run.trace.calls.rows else 0
-
-
-def _hidden(run: Run) -> bool:
-    """The run is one of ``acl-lab grade``'s hidden runs (other sizes, fresh seed)."""
-    return HIDDEN_MARK in run.exercise
 
 
 def _thread_label(run: Run, t: int) -> str:
@@ -290,11 +285,11 @@ def _n_bad_042(seed: int, hidden: bool = False) -> int:
 
 def _no_leak_042(run: Run) -> Verdict:
     found = run.of_kind("leak")
-    n_bad = _n_bad_042(run.seed, _hidden(run))
+    n_bad = _n_bad_042(run.seed, run.hidden)
     if not found:
         if not len(run.trace.calls_named("acl.rt.malloc")):
             return False, "no acl.rt.malloc in the trace: nothing ran on the device"
-        count = len(expected_042(run.seed, _hidden(run)))
+        count = len(expected_042(run.seed, run.hidden))
         return True, (f"no leaks: every buffer of the {count} requests was freed, "
                       f"including the {n_bad} malformed ones")
     parts = []
@@ -317,11 +312,11 @@ def _correct_042(run: Run) -> Verdict:
     why = run.no_result()
     if why:
         return False, why
-    return _compare_list(run.result, list(expected_042(run.seed, _hidden(run))), "request")
+    return _compare_list(run.result, list(expected_042(run.seed, run.hidden)), "request")
 
 
 def _error_path_042(run: Run) -> Verdict:
-    n_bad = _n_bad_042(run.seed, _hidden(run))
+    n_bad = _n_bad_042(run.seed, run.hidden)
     calls = run.trace.calls
     failed = np.nonzero(calls["ret"] != 0)[0].tolist()
     by: Counter[tuple[str, int]] = Counter(
@@ -393,7 +388,7 @@ def _workers_ok(run: Run) -> Verdict:
     main = _main_thread(run)
     by_thread = _calls_by_thread(run)
     workers = sorted(t for t in by_thread if t != main)
-    n_workers = args_043(run.seed, _hidden(run))[2]
+    n_workers = args_043(run.seed, run.hidden)[2]
     if len(workers) < n_workers:
         return False, (f"{len(workers)} threads other than the one that called acl.init made "
                        f"ACL calls; the work must run in the {n_workers} worker threads "
@@ -449,7 +444,7 @@ def _correct_043(run: Run) -> Verdict:
     why = run.no_result()
     if why:
         return False, why
-    return _compare_list(run.result, list(expected_043(run.seed, _hidden(run))), "image")
+    return _compare_list(run.result, list(expected_043(run.seed, run.hidden)), "image")
 
 
 register(Exercise(
@@ -530,7 +525,7 @@ def _correct_044(run: Run) -> Verdict:
     why = run.no_result()
     if why:
         return False, why
-    want = expected_044(run.seed, _hidden(run))
+    want = expected_044(run.seed, run.hidden)
     n = len(want)
     try:
         got = np.asarray(run.result, dtype=np.float64)

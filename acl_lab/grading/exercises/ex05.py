@@ -21,7 +21,7 @@ import numpy as np
 from ...tracer.checks import Finding
 from ...tracer.schema import TASK_KINDS
 from ..provenance import device_result
-from ..rubric import HIDDEN_MARK, Exercise, Hidden, Item, Run, Verdict, register
+from ..rubric import Exercise, Hidden, Item, Run, Verdict, register
 
 #: objects.kind numbers of contexts and streams (acl_lab.runtime.objects)
 _CONTEXT, _STREAM = 0, 1
@@ -84,8 +84,7 @@ def _hidden_args(seed: int) -> tuple[Any, ...]:
 
 
 def _pairs(run: Run) -> list[tuple[np.ndarray, np.ndarray]]:
-    pairs: list[tuple[np.ndarray, np.ndarray]] = make_args(run.seed,
-                                                            HIDDEN_MARK in run.exercise)[0]
+    pairs: list[tuple[np.ndarray, np.ndarray]] = make_args(run.seed, run.hidden)[0]
     return pairs
 
 

@@ -25,7 +25,7 @@ from ...tracer.analysis import overlap_summary
 from ...tracer.checks import Finding
 from ...tracer.schema import TASK_KINDS
 from ..provenance import device_result
-from ..rubric import HIDDEN_MARK, Exercise, Hidden, Item, Run, Verdict, register
+from ..rubric import Exercise, Hidden, Item, Run, Verdict, register
 from .ex05 import first_sentence
 
 _H2D = TASK_KINDS.index("H2D")
@@ -307,7 +307,7 @@ def _hidden_args_2(seed: int) -> tuple[Any, ...]:
 
 def check_correct_2(run: Run) -> Verdict:
     """Every output is its batch + bias, in batch order."""
-    batches, bias = make_args_2(run.seed, HIDDEN_MARK in run.exercise)
+    batches, bias = make_args_2(run.seed, run.hidden)
     if (why := run.no_result()) is not None:
         return False, why
     ok, why = outputs_match(run.result, [x + bias for x in batches], "outputs")

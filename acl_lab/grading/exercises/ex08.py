@@ -49,7 +49,7 @@ from ...runtime.model import OmModel, load_om
 from ...tracer.analysis import union_length
 from ...tracer.schema import TASK_KINDS
 from ..provenance import device_result
-from ..rubric import HIDDEN_MARK, Exercise, Hidden, Item, Run, Verdict, register
+from ..rubric import Exercise, Hidden, Item, Run, Verdict, register
 from .ex05 import finding_head, ok_calls
 from .ex06 import RACE_KINDS, race_verdict
 
@@ -132,7 +132,7 @@ def _hidden_args(seed: int) -> tuple[Any, ...]:
 
 def _args(run: Run) -> tuple[Any, ...]:
     """The run's arguments, drawn again from its seed (a hidden run's: other sizes)."""
-    return make_args(run.seed, HIDDEN_MARK in run.exercise)
+    return make_args(run.seed, run.hidden)
 
 
 @functools.lru_cache(maxsize=16)
@@ -203,7 +203,7 @@ def check_correct(run: Run) -> Verdict:
     why = run.no_result()
     if why:
         return False, why
-    want = expected(run.seed, HIDDEN_MARK in run.exercise)
+    want = expected(run.seed, run.hidden)
     got = run.result
     if isinstance(got, np.ndarray) and got.ndim >= 2 and got.shape[0] == len(want):
         got = list(got)
