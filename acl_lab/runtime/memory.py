@@ -800,13 +800,18 @@ class MemorySystem:
             raise AccessError(code, f"{what} {addr:#x} points into pinned host memory that "
                                     "was freed (acl.rt.free_host, or the end of the session "
                                     "that allocated it)", "freed")
-        why = host_range_problem(addr, nbytes, False)
+        if nbytes == 0:  # the byte at addr must be readable; nothing is written
+            no_write, why = "", host_range_problem(addr, 0, False)
+        else:
+            # the write check first: a range that may be written may be read (writing
+            # needs ``r`` and ``w``), so a writable buffer costs one check, not two
+            no_write = host_range_problem(addr, nbytes, True)
+            why = host_range_problem(addr, nbytes, False) if no_write else ""
         if why:
             raise AccessError(code, f"{what}: {why}; real ACL accepts any valid host "
                                     "address, but this one is not", "unmapped")
-        why = host_range_problem(addr, nbytes, True) if nbytes else ""
-        return _raw_host(addr, nbytes,
-                         f"raw host memory whose {why.partition('the ')[2]}" if why else "")
+        return _raw_host(addr, nbytes, f"raw host memory whose "
+                                       f"{no_write.partition('the ')[2]}" if no_write else "")
 
     def host_overread(self, r: Region, addr: int, nbytes: int, what: str) -> Region:
         """A read of ``[addr, addr+nbytes)`` that starts in the host buffer ``r`` (one
