@@ -51,10 +51,12 @@ dtype); the dynamic parameter buffer follows kAippDynamicPara's layout but is ac
 
 from __future__ import annotations
 
+import functools
 import re
 import struct
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -502,17 +504,25 @@ def gear_attrs(attrs: dict[str, Any], shape: tuple[int, ...]) -> dict[str, Any]:
     return {**attrs, "src_h": h, "src_w": w, "crop_h": h, "crop_w": w}
 
 
+_T = TypeVar("_T")
+_V = TypeVar("_V")
+
+
+def _checked_attrs(fn: Callable[[_V, dict[str, Any]], _T]) -> Callable[[_V, dict[str, Any]], _T]:
+    """``fn`` with malformed attributes (a missing key, a value of the wrong type: what a
+    hand-made op attribute can hold) reported as OpError 100000 instead of a crash."""
+    @functools.wraps(fn)
+    def checked(values: _V, attrs: dict[str, Any]) -> _T:
+        try:
+            return fn(values, attrs)
+        except (KeyError, TypeError, ValueError, IndexError) as e:
+            raise OpError(f"{OP_TYPE}: malformed attributes ({type(e).__name__}: {e})",
+                          100000) from None
+    return checked
+
+
+@_checked_attrs
 def _infer(specs: list[TensorSpec], attrs: dict[str, Any]) -> list[TensorSpec]:
-    try:
-        return _infer_checked(specs, attrs)
-    except OpError:
-        raise
-    except (KeyError, TypeError, ValueError, IndexError) as e:
-        raise OpError(f"{OP_TYPE}: malformed attributes ({type(e).__name__}: {e})",
-                      100000) from None
-
-
-def _infer_checked(specs: list[TensorSpec], attrs: dict[str, Any]) -> list[TensorSpec]:
     if attrs.get("dynamic"):
         if len(specs) != 2 or any(x.dtype != "uint8" for x in specs):
             raise OpError(f"{OP_TYPE}: dynamic AIPP takes the uint8 pictures and the uint8 "
@@ -542,17 +552,8 @@ def _infer_checked(specs: list[TensorSpec], attrs: dict[str, Any]) -> list[Tenso
     return [TensorSpec(str(attrs.get("out_dtype", "float32")), out, ACL_FORMAT_NCHW)]
 
 
+@_checked_attrs
 def _compute(arrays: list[np.ndarray], attrs: dict[str, Any]) -> list[np.ndarray]:
-    try:
-        return _compute_checked(arrays, attrs)
-    except (OpError, AclError):
-        raise
-    except (KeyError, TypeError, ValueError, IndexError) as e:
-        raise OpError(f"{OP_TYPE}: malformed attributes ({type(e).__name__}: {e})",
-                      100000) from None
-
-
-def _compute_checked(arrays: list[np.ndarray], attrs: dict[str, Any]) -> list[np.ndarray]:
     specs = [TensorSpec(a.dtype.name, tuple(a.shape)) for a in arrays]
     (spec,) = _infer(specs, attrs)
     if not attrs.get("dynamic"):

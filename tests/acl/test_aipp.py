@@ -587,3 +587,34 @@ def test_a_float_tensor_fed_to_an_aipp_model_is_reported(ready: ModuleType, sess
     assert f.severity == "warning"
     assert "holds 768 bytes, the model reads 96" in f.message
     assert "raw YUV420SP_U8 8x8 picture the model's AIPP converts" in f.message
+
+
+@pytest.mark.parametrize(("broken", "infer_reads_it"),
+                         [("src_w", True), ("pad", True), ("matrix_r0c0", False)])
+def test_inserted_aipp_with_malformed_attributes_is_an_op_error(broken: str,
+                                                                infer_reads_it: bool) -> None:
+    """The InsertedAipp operator's infer and compute report attributes that are missing or
+    of the wrong type as OpError 100000 naming the operator, never a KeyError or TypeError
+    (the CSC matrix is read only by compute)."""
+    from acl_lab.runtime import aipp
+    from acl_lab.runtime.opdefs import OpError, TensorSpec, get_op
+
+    (cfg,) = parse_config("aipp_op { aipp_mode: static input_format: RGB888_U8 "
+                          "csc_switch: true src_image_size_w: 4 src_image_size_h: 2 }")
+    good = aipp._attrs_of(cfg, aipp.geometry(cfg, TensorSpec("float32", (1, 3, 2, 4), 0)))
+    pic = np.zeros((1, 2, 4, 3), np.uint8)
+    op = get_op(aipp.OP_TYPE)
+    assert op.compute([pic], good)[0].shape == (1, 3, 2, 4)
+    attrs = dict(good)
+    if broken == "pad":
+        attrs["pad"] = 7  # not four sizes
+    else:
+        del attrs[broken]
+    calls = [lambda: op.compute([pic], attrs)]
+    if infer_reads_it:
+        calls.append(lambda: op.infer([TensorSpec("uint8", pic.shape)], attrs))
+    for call in calls:
+        with pytest.raises(OpError) as info:
+            call()
+        assert info.value.code == ACL_ERROR_INVALID_PARAM
+        assert aipp.OP_TYPE in info.value.message
