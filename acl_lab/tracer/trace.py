@@ -339,16 +339,17 @@ class Trace:
             return np.zeros(0, dtype=np.int64)
         return np.nonzero(self.calls["name"] == sid)[0]
 
-    def peak_device_bytes(self) -> int:
-        """Largest device memory (device + DVPP, page-rounded) live at once."""
+    def peak_device_bytes(self, size: str = "reserved") -> int:
+        """Largest device memory (device + DVPP) live at once, in call order: page-rounded
+        (``size="reserved"``), or as the program asked for it (``"requested"``)."""
         a, f = self.allocs, self.frees
         dev = (a["kind"] == 0) | (a["kind"] == 2)
-        events: list[tuple[int, int]] = [(int(a["call"][i]), int(a["reserved"][i]))
+        events: list[tuple[int, int]] = [(int(a["call"][i]), int(a[size][i]))
                                          for i in np.nonzero(dev)[0]]
         for j in range(f.rows):
             i = int(f["alloc"][j])
             if i >= 0 and dev[i]:
-                events.append((int(f["call"][j]), -int(a["reserved"][i])))
+                events.append((int(f["call"][j]), -int(a[size][i])))
         events.sort()
         peak = cur = 0
         for _, delta in events:

@@ -37,7 +37,7 @@ import numpy as np
 
 from ...runtime.session import Session, current_session, set_current_session
 from ...tracer.checks.base import human_bytes
-from ...tracer.schema import ALLOC_KINDS, TASK_KINDS
+from ...tracer.schema import TASK_KINDS
 from ..provenance import device_result
 from ..rubric import Exercise, Item, Run, Verdict, register
 from .ex05 import entry_thread, first_sentence, ok_calls
@@ -486,22 +486,8 @@ def _time_budget(run: Run) -> Verdict:
     return mine <= budget, text
 
 
-def peak_requested_device_bytes(trace: Any) -> int:
-    """Most device (and DVPP) bytes requested and live at once, in call order."""
-    a, f = trace.allocs, trace.frees
-    dev = (a["kind"] == ALLOC_KINDS.index("device")) | (a["kind"] == ALLOC_KINDS.index("dvpp"))
-    steps = [(int(a["call"][i]), int(a["requested"][i])) for i in np.nonzero(dev)[0]]
-    steps += [(int(f["call"][j]), -int(a["requested"][int(f["alloc"][j])]))
-              for j in range(f.rows) if int(f["alloc"][j]) >= 0 and dev[int(f["alloc"][j])]]
-    peak = cur = 0
-    for _, delta in sorted(steps):
-        cur += delta
-        peak = max(peak, cur)
-    return peak
-
-
 def _memory_budget(run: Run) -> Verdict:
-    peak = peak_requested_device_bytes(run.trace)
+    peak = run.trace.peak_device_bytes("requested")
     text = (f"at most {peak} bytes ({human_bytes(peak)}) of device memory were live at once; "
             f"the budget is {MEMORY_BUDGET_104} bytes ({human_bytes(MEMORY_BUDGET_104)}, two "
             "blocks)")
