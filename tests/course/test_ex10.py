@@ -266,3 +266,17 @@ def test_a_changed_result_fails_correct_naming_the_differing_values(part: str, e
     failed = _failed(_grade(_variant_of([(ret, changed)], entry), part=part))
     assert "correct" in failed, failed
     assert failed["correct"].startswith("1 of ") and "values differ from x" in failed["correct"]
+
+
+def test_yardstick_runs_leave_the_callers_session_current() -> None:
+    """The budgets' reference programs (10.4's one-stream Relu, 06.2's synchronous pipeline)
+    run in a Session of their own; the caller's stays current and records none of it."""
+    from acl_lab.grading.exercises import ex06, ex10
+    from acl_lab.runtime.session import Session, current_session
+
+    with Session() as mine:
+        for yardstick in (lambda: ex10.one_stream_ns.__wrapped__("Ascend310P3"),
+                          lambda: ex06.baseline_ns.__wrapped__(3, "Ascend310P3")):
+            assert yardstick() > 0
+            assert current_session(create=False) is mine
+        assert mine.trace().calls.rows == 0

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from ...runtime.session import Session, current_session, set_current_session
+from ...runtime.session import Session
 from ...tracer.analysis import overlap_summary
 from ...tracer.checks import Finding
 from ...tracer.schema import TASK_KINDS
@@ -287,15 +287,9 @@ def baseline_ns(seed: int, profile: str) -> int:
     """The batch-phase virtual time of ``sync_pipeline`` on the seed's arguments, run in a
     fresh Session of ``profile`` (the timing depends only on shapes, so it is cached)."""
     batches, bias = make_args_2(seed)
-    previous = current_session(create=False)
-    session = Session(profile=profile)
-    set_current_session(session)
-    try:
+    with Session(profile=profile) as session:  # current for the run, the previous one after
         sync_pipeline(batches, bias)
         trace = session.trace()
-    finally:
-        set_current_session(previous)
-        session.close()
     window = batch_window_ns(trace, bias.nbytes)
     assert window is not None
     return window[1] - window[0]

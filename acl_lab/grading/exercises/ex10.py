@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from ...runtime.session import Session, current_session, set_current_session
+from ...runtime.session import Session
 from ...tracer.checks.base import human_bytes
 from ...tracer.schema import TASK_KINDS
 from ..provenance import device_result
@@ -422,15 +422,9 @@ def one_stream_relu(blocks: list[np.ndarray]) -> list[np.ndarray]:
 def one_stream_ns(profile: str = "Ascend310P3") -> int:
     """Virtual time of ``one_stream_relu`` from the first block's copy in to the last
     block's copy back, in a fresh Session of ``profile`` (it depends only on the shapes)."""
-    previous = current_session(create=False)
-    session = Session(profile=profile)
-    set_current_session(session)
-    try:
+    with Session(profile=profile) as session:  # current for the run, the previous one after
         one_stream_relu(args_104(0)[0])
         trace = session.trace()
-    finally:
-        set_current_session(previous)
-        session.close()
     window = batch_window_ns(trace, -1)
     assert window is not None
     return window[1] - window[0]
