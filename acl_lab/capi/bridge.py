@@ -25,13 +25,14 @@ import sys
 import threading
 import time
 import traceback
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any
 
 from .. import acl as _acl
 from ..acl._boundary import register_foreign_caller, registry
 from ..runtime.errors import AclError, DeadlockError
-from ..runtime.session import Session, current_session, set_current_session
+from ..runtime.session import current_session, set_current_session
+from .runenv import session_from_env, started_marker
 from .sites import SiteResolver
 
 #: ACL_ERROR_INVALID_PARAM: a NULL out-pointer or array (the runtime's own null checks)
@@ -548,20 +549,6 @@ def aclopExecuteV2(op_type: Any, n_in: int, in_descs: Any, in_bufs: Any, n_out: 
 
 
 # ----------------------------------------------------------------------------- wiring
-
-
-def started_marker(trace_path: str) -> str:
-    """The file the library creates beside ``trace_path`` when its first ACL call starts
-    the embedded interpreter."""
-    return trace_path + ".started"
-
-
-def session_from_env(env: Mapping[str, str] = os.environ) -> Session:
-    """A session configured as ``acl-lab run`` asked through the environment ``env``."""
-    return Session(profile=env.get("ACL_LAB_PROFILE") or None,
-                   device_count=int(env.get("ACL_LAB_DEVICES") or 1),
-                   pageable_async=env.get("ACL_LAB_PAGEABLE_ASYNC") or "async",
-                   run_mode=env.get("ACL_LAB_RUN_MODE") or "host")
 
 
 def at_exit() -> None:

@@ -21,7 +21,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from . import build
+from . import build, runenv
 
 
 def is_binary(path: str) -> bool:
@@ -102,7 +102,6 @@ def run_binary(opts: argparse.Namespace, write_outputs: Any, run_end: Any) -> in
     (the ``acl-lab run`` writer, given the loaded trace and a ``run_end`` that holds the
     program's exit code). The output paths were checked by the caller."""
     from ..tracer.trace import Trace
-    from . import bridge
     try:
         lib = build.build()
     except RuntimeError as e:
@@ -135,7 +134,7 @@ def run_binary(opts: argparse.Namespace, write_outputs: Any, run_end: Any) -> in
                 end.error = f"killed by signal {-rc} ({signal.Signals(-rc).name})"
         if os.path.exists(tmp):
             trace = Trace.load(tmp)
-        elif os.path.exists(bridge.started_marker(tmp)):
+        elif os.path.exists(runenv.started_marker(tmp)):
             print(f"acl-lab: {opts.program} exited ({end.exit_code}) without writing its "
                   "trace (it ended without running its exit handlers, e.g. through _exit "
                   "or a crash)", file=sys.stderr)
@@ -145,7 +144,7 @@ def run_binary(opts: argparse.Namespace, write_outputs: Any, run_end: Any) -> in
             # with an empty trace, as for a Python program (its own exit status stands)
             trace = _empty_trace(env)
     finally:
-        for leftover in (tmp, bridge.started_marker(tmp)):
+        for leftover in (tmp, runenv.started_marker(tmp)):
             if os.path.exists(leftover):
                 os.unlink(leftover)
     return int(write_outputs(trace, opts, end))
@@ -153,7 +152,6 @@ def run_binary(opts: argparse.Namespace, write_outputs: Any, run_end: Any) -> in
 
 def _empty_trace(env: dict[str, str]) -> Any:
     """The trace of a run that made no ACL call, from a session with the run's options."""
-    from . import bridge
-    s = bridge.session_from_env(env)
+    s = runenv.session_from_env(env)
     s.close()
     return s.finish()
