@@ -104,8 +104,7 @@ def _no_host_wait_between(run: Run) -> Verdict:
     for name in HOST_WAITS:
         between = [int(c) for c in t.calls_named(name) if lo < int(c) < hi]
         if between:
-            file, line = t.call_site(between[0])
-            return False, (f"{name} at {file}:{line} makes the host wait between the two "
+            return False, (f"{name} at {run.site(between[0])} makes the host wait between the two "
                            "copies: the budget allows no host wait there (let the event "
                            "order the streams on the device)")
     return True, "the host did not wait between the copies"
@@ -283,8 +282,7 @@ def _report_thread(run: Run) -> Verdict:
         th = int(cb["thread"][j])
         if th == main:
             launch = int(t.tasks["call"][int(cb["task"][j])])
-            file, line = t.call_site(launch)
-            return False, (f"the callback launched at {file}:{line} ran on the main thread, "
+            return False, (f"the callback launched at {run.site(launch)} ran on the main thread, "
                            "inside its own acl.rt.process_report: the puzzle asks for a "
                            "report thread (subscribe another thread's id, and call "
                            "process_report there) so the main thread is free to queue work")
@@ -301,15 +299,13 @@ def _unsubscribed(run: Run) -> Verdict:
     if not subs:
         return False, f"no successful {_SUBSCRIBE}: nothing to undo"
     if len(unsubs) < len(subs):
-        file, line = t.call_site(subs[-1])
-        return False, (f"the subscription made at {file}:{line} was never undone: call "
+        return False, (f"the subscription made at {run.site(subs[-1])} was never undone: call "
                        f"{_UNSUBSCRIBE}(tid, stream) once the callback has run, before the "
                        "stream is destroyed")
     ends = [c for name in _ENDS for c in t.calls_named(name)]
     late = [c for c in unsubs if ends and c > min(ends)]
     if late:
-        file, line = t.call_site(late[0])
-        return False, (f"{_UNSUBSCRIBE} at {file}:{line} comes after the stream or device "
+        return False, (f"{_UNSUBSCRIBE} at {run.site(late[0])} comes after the stream or device "
                        "was torn down: undo the subscription first")
     return True, "the subscription was undone before the teardown"
 
