@@ -118,6 +118,25 @@ def test_frame_length_is_bounded() -> None:
             codec.FrameReader(b.fileno()).read()
 
 
+def test_each_end_closes_its_socket_when_the_connection_ends(tmp_path: Path) -> None:
+    """``Pipe.close`` leaves the client's socket closed (its reader thread closes it at the
+    end of the stream), and a ``Server`` closes its own once the client hung up."""
+    srv = ServerProcess(tmp_path)
+    pipe = Pipe(srv.client_fd)
+    pipe.close()
+    assert pipe.sock.fileno() == -1
+    assert srv.wait(60) == 0
+
+    from acl_lab.transport.server import Server
+    a, b = socket.socketpair()
+    server = Server(a.detach())
+    serving = threading.Thread(target=server.serve)
+    serving.start()
+    b.close()
+    serving.join(60)
+    assert not serving.is_alive() and server.sock.fileno() == -1
+
+
 # ------------------------------------------------------------------------------ seam
 def test_default_transport_is_in_process_and_switching_rebinds_every_function(
         tmp_path: Path) -> None:
