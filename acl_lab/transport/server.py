@@ -54,6 +54,7 @@ from ..runtime import memory as _memory
 from ..runtime.errors import AclError, DeadlockError
 from ..runtime.session import Session, set_current_session
 from . import codec, hostmem
+from .client import FD_ENV, HOST_PREPROCESS, HOST_WORK, THREAD_IDS
 from .codec import CodecError, Ref
 
 #: Exception types a reply may name (the client raises the same type).
@@ -61,10 +62,6 @@ EXCEPTIONS = {"TypeError": TypeError, "ValueError": ValueError, "RuntimeError": 
               "NotImplementedError": NotImplementedError, "DeadlockError": DeadlockError,
               "KeyboardInterrupt": KeyboardInterrupt, "MemoryError": MemoryError,
               "IndexError": IndexError, "KeyError": KeyError, "OverflowError": OverflowError}
-#: The host-work pseudo-calls of ``acl_lab.hostwork``.
-HOST_WORK, HOST_PREPROCESS = "acl_lab.host_work", "acl_lab.host_preprocess"
-#: Calls whose first argument is a thread id (the client sends its thread's key).
-THREAD_CALLS = ("acl.rt.subscribe_report", "acl.rt.unsubscribe_report")
 #: Calls whose ``O`` argument is a host array the client describes (``host_array``).
 ARRAY_CALLS = ("acl.util.numpy_to_ptr", "acl.util.numpy_contiguous_to_ptr",
                "acl.util.bytes_to_ptr")
@@ -422,7 +419,7 @@ class Server:
     def _arg(self, name: str, i: int, a: Any) -> Any:
         if isinstance(a, Ref):
             return Proxy(self, a.id)
-        if name in THREAD_CALLS and i == 0 and type(a) is dict:
+        if i in THREAD_IDS.get(name, ()) and type(a) is dict:  # the client sent its key
             key, tname = a.get("thread"), a.get("name")
             if type(key) is not int or key <= 0:
                 raise ValueError("bad thread argument")
@@ -561,10 +558,6 @@ def _errors_to_stderr(server: Server) -> None:
 
 
 __all__ = ["AclError", "Proxy", "Server", "install_shadow_maps", "serve_fd"]
-
-
-#: Environment variable naming the socket's file descriptor in the server process.
-FD_ENV = "ACL_LAB_PIPE_FD"
 
 
 class ServerProcess:
