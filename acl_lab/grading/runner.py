@@ -95,39 +95,13 @@ def run_exercise(ex: Exercise | str, fn: Callable[..., Any], *, seed: int | None
     exercise = get_exercise(ex) if isinstance(ex, str) else ex
     seed = new_seed() if seed is None else int(seed)
     limit = exercise.time_limit if time_limit is None else float(time_limit)
-    state = _Attempt()
-    args_ready = threading.Event()
-    previous = current_session(create=False)
-    worker = threading.Thread(target=_work, args=(exercise, fn, seed, state, args_ready),
-                              name="learner", daemon=True)
-    timed_out = False
-    try:
-        worker.start()
-        args_ready.wait()
-        if state.setup_error is not None:
-            worker.join()
-            if state.session is not None:
-                state.session.close()
-            raise state.setup_error
-        worker.join(limit)
-        if worker.is_alive():
-            timed_out = True
-            _stop(worker, state)
-    except BaseException:
-        # The grader itself was interrupted (e.g. the kernel's interrupt button): stop the
-        # learner's thread before giving up.
-        if worker.is_alive():
-            _stop(worker, state)
-        raise
-    finally:
-        set_current_session(previous)
+    state, timed_out = _attempt(exercise, fn, seed, limit)
     session = state.session
     assert session is not None  # set before args_ready
     trace = _finish(session)
     session.close()  # threads the learner started and left waiting wake up and exit
     if timed_out:
-        error: str | None = (f"{TimeLimitExceeded.__name__}: the function did not finish "
-                             f"within {limit:g} s and was stopped")
+        error: str | None = _timed_out_text(limit)
         result = None
     else:
         error, result = state.error, (state.result if state.returned else None)
@@ -157,10 +131,31 @@ def run_exercise_remote(ex: Exercise | str, fn: Callable[..., Any], pipe: Any, i
     exercise = get_exercise(ex) if isinstance(ex, str) else ex
     seed = new_seed() if seed is None else int(seed)
     limit = exercise.time_limit if time_limit is None else float(time_limit)
+    state, timed_out = _attempt(exercise, fn, seed, limit, begin=lambda: pipe.begin(index),
+                                close=lambda: pipe.end(index))
+    if timed_out:  # the stop already ended the session
+        return RemoteRun(None, _timed_out_text(limit), True)
+    pipe.end(index)  # the server finishes the session (leaks recorded) and writes
+    return RemoteRun(state.result if state.returned else None, state.error, False)
+
+
+def _attempt(exercise: Exercise, fn: Callable[..., Any], seed: int, limit: float,
+             begin: Callable[[], None] | None = None,
+             close: Callable[[], None] | None = None) -> tuple[_Attempt, bool]:
+    """Run ``fn`` in the worker thread (``_work``) for up to ``limit`` seconds, stopping it
+    (``_stop``) when time is up or the grader itself is interrupted.
+
+    ``begin``/``close`` open and close a session that lives in the emulator server; without
+    them the worker creates the fresh Session here. Returns what the worker reported and
+    whether it was stopped for time.
+
+    Raises:
+        Exception: whatever setting up the run (``ex.make_args``, the Session) raised.
+    """
     state = _Attempt()
     args_ready = threading.Event()
-    worker = threading.Thread(target=_work, args=(exercise, fn, seed, state, args_ready,
-                                                  lambda: pipe.begin(index)),
+    previous = current_session(create=False)
+    worker = threading.Thread(target=_work, args=(exercise, fn, seed, state, args_ready, begin),
                               name="learner", daemon=True)
     timed_out = False
     try:
@@ -168,21 +163,28 @@ def run_exercise_remote(ex: Exercise | str, fn: Callable[..., Any], pipe: Any, i
         args_ready.wait()
         if state.setup_error is not None:
             worker.join()
+            if state.session is not None:
+                state.session.close()
             raise state.setup_error
         worker.join(limit)
         if worker.is_alive():
             timed_out = True
-            _stop(worker, state, lambda: pipe.end(index))
+            _stop(worker, state, close)
     except BaseException:
+        # The grader itself was interrupted (e.g. the kernel's interrupt button): stop the
+        # learner's thread before giving up.
         if worker.is_alive():
-            _stop(worker, state, lambda: pipe.end(index))
+            _stop(worker, state, close)
         raise
-    if not timed_out:
-        pipe.end(index)  # the server finishes the session (leaks recorded) and writes
-    if timed_out:
-        return RemoteRun(None, f"{TimeLimitExceeded.__name__}: the function did not finish "
-                               f"within {limit:g} s and was stopped", True)
-    return RemoteRun(state.result if state.returned else None, state.error, False)
+    finally:
+        set_current_session(previous)
+    return state, timed_out
+
+
+def _timed_out_text(limit: float) -> str:
+    """``Run.error`` of a run stopped at its time limit."""
+    return (f"{TimeLimitExceeded.__name__}: the function did not finish within {limit:g} s "
+            f"and was stopped")
 
 
 def _work(ex: Exercise, fn: Callable[..., Any], seed: int, state: _Attempt,
