@@ -582,8 +582,12 @@ def grade_notebook(job: _Job, opts: GradeOptions, solutions: list[str]) -> Noteb
     seeds = [new_seed() for _ in job.exercises]
     # the visible runs first (their folders ex0, ex1, ...), then every hidden run, each
     # with a seed of its own
-    runs = list(zip(job.exercises, seeds, strict=True))
-    runs += [(h, new_seed()) for ex in job.exercises for h in ex.hidden_exercises()]
+    hidden = [(i, variant, h.description) for i, ex in enumerate(job.exercises)
+              for h, variant in zip(ex.hidden, ex.hidden_exercises(), strict=True)]
+    hidden_seeds = [new_seed() for _ in hidden]
+    runs = [*zip(job.exercises, seeds, strict=True),
+            *((variant, seed) for (_, variant, _), seed in zip(hidden, hidden_seeds,
+                                                                strict=True))]
     with tempfile.TemporaryDirectory(prefix="acl-lab-grade-", ignore_cleanup_errors=True) as tmp:
         try:
             code, killed, output, out_dir = _run_child(job, runs, Path(tmp), opts, solutions)
@@ -626,20 +630,16 @@ def grade_notebook(job: _Job, opts: GradeOptions, solutions: list[str]) -> Noteb
                         reason = f"memory limit of {opts.memory_mb} MiB exceeded " \
                                  f"while running the notebook's cells ({cells})"
             outcome.exercises.append(ExerciseOutcome(ex, job.name, report, reason, seed))
-        by_id = {eo.exercise.id: eo for eo in outcome.exercises}
-        for index, (variant, seed) in enumerate(runs):
-            if index < len(job.exercises):
-                continue
-            parent = by_id[variant.id.split(HIDDEN_MARK)[0]]
-            what = next(h.description for h, v in zip(
-                parent.exercise.hidden, parent.exercise.hidden_exercises(), strict=True)
-                if v.id == variant.id)
+        # outcome.exercises[i] is job.exercises[i]'s; hidden run n is in folder ex<n>
+        for index, ((parent, variant, what), seed) in enumerate(
+                zip(hidden, hidden_seeds, strict=True), start=len(job.exercises)):
             report, reason = grade_exercise_folder(variant, seed, out_dir / f"ex{index}",
                                                    outcome.cell_errors)
             if report is None and reason is None:
                 reason = failed or _death_reason(code, killed, output, opts,
                                                  f"before hidden run {variant.id} finished")
-            parent.hidden.append(HiddenOutcome(variant, what, report, reason, seed))
+            outcome.exercises[parent].hidden.append(
+                HiddenOutcome(variant, what, report, reason, seed))
     outcome.seconds = time.monotonic() - started
     return outcome
 
