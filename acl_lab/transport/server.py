@@ -586,10 +586,15 @@ class ServerProcess:
         child_env = dict(os.environ if env is None else env)
         child_env[FD_ENV] = str(theirs.fileno())
         argv = [sys.executable, "-m", "acl_lab.transport.server"]
-        self.proc = subprocess.Popen(
-            wrap(argv) if wrap is not None else argv, stdin=subprocess.PIPE, cwd=cwd,
-            pass_fds=(theirs.fileno(),), env=child_env, start_new_session=True)
-        theirs.close()
+        try:
+            self.proc = subprocess.Popen(
+                wrap(argv) if wrap is not None else argv, stdin=subprocess.PIPE, cwd=cwd,
+                pass_fds=(theirs.fileno(),), env=child_env, start_new_session=True)
+        except BaseException:
+            mine.close()  # no server: neither end is anyone's
+            raise
+        finally:
+            theirs.close()
         job = {"out": os.fspath(out), "exercises": list(exercises), "memory_mb": memory_mb}
         assert self.proc.stdin is not None
         self.proc.stdin.write(json.dumps(job).encode("utf-8"))

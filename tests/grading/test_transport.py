@@ -137,6 +137,15 @@ def test_each_end_closes_its_socket_when_the_connection_ends(tmp_path: Path) -> 
     assert not serving.is_alive() and server.sock.fileno() == -1
 
 
+def test_a_server_process_that_cannot_start_leaves_no_socket_open(tmp_path: Path) -> None:
+    before = set(os.listdir("/proc/self/fd"))
+    with pytest.raises(OSError) as failed:
+        ServerProcess(tmp_path, cwd=str(tmp_path / "missing"))
+    # closed by ServerProcess itself, not by the garbage collector (the traceback in
+    # ``failed`` still holds the constructor's frame)
+    assert set(os.listdir("/proc/self/fd")) <= before, failed
+
+
 # ------------------------------------------------------------------------------ seam
 def test_default_transport_is_in_process_and_switching_rebinds_every_function(
         tmp_path: Path) -> None:
