@@ -344,8 +344,13 @@ class Recorder:
         ts = self._ts
         assert ts is not None
         used = self.footprint()
-        if used >= self._compact_above and ts.dead_bytes and (
-                ts.dead_bytes >= self._compact_min or used > self.limit_bytes):
+        dead = ts.dead_bytes
+        # Over the limit, a smaller batch is removed too, but only when that brings the trace
+        # back under it: when the rows every finding needs pass the limit by themselves, a
+        # compaction per few calls (each one copies every row since shedding started) made
+        # a long run quadratic, and bought nothing.
+        if used >= self._compact_above and dead and (
+                dead >= self._compact_min or self.limit_bytes < used <= self.limit_bytes + dead):
             self._compact()
             used = self.footprint()
         if used > self._peak_over[0]:

@@ -32,7 +32,7 @@ from acl_lab.constants import (
     ACL_SUCCESS,
 )
 from acl_lab.runtime.session import DEFAULT_TRACE_LIMIT_MB, Session
-from acl_lab.tracer.recorder import KEEP_CALLS, TASK_KEEP_PER_SITE
+from acl_lab.tracer.recorder import KEEP_CALLS, TASK_KEEP_PER_SITE, Recorder
 from acl_lab.tracer.schema import TASK_KINDS
 from acl_lab.tracer.trace import Trace
 
@@ -691,6 +691,46 @@ def test_threads_while_shedding_keep_ids_consistent() -> None:
     assert per_thread == {f"shed-{i}": 300 for i in range(4)}
     assert findings_of(trace) == []
     assert_refs_consistent(trace)
+
+
+def test_compaction_is_batched_when_kept_rows_pass_the_limit(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A data buffer kept per iteration (its object row keeps its call) passes a small limit
+    by itself, while the copies are left out: their rows are still removed in batches, not
+    at every check past the limit (each removal copies every row since shedding started; one
+    per copy, as before, made a long run quadratic)."""
+    compactions = 0
+    compact = Recorder._compact
+
+    def counting(rec: Recorder) -> None:
+        nonlocal compactions
+        compactions += 1
+        compact(rec)
+
+    monkeypatch.setattr(Recorder, "_compact", counting)
+
+    def program(acl: ModuleType, s: Session) -> list[int]:
+        assert acl.init() == ACL_SUCCESS
+        assert acl.rt.set_device(0) == ACL_SUCCESS
+        stream, _ = acl.rt.create_stream()
+        src, _ = acl.rt.malloc_host(64)
+        assert acl.rt.memset(src, 64, 1, 64) == ACL_SUCCESS
+        dev, _ = acl.rt.malloc(64, NORMAL)
+        bufs = []
+        for _ in range(3_000):
+            bufs.append(acl.create_data_buffer(dev, 64))
+            acl.rt.memcpy_async(dev, 64, src, 64, H2D, stream)
+        assert acl.rt.synchronize_stream(stream) == ACL_SUCCESS
+        return bufs
+
+    limit = 64 * 1024
+    trace, _ = run(program, trace_limit_bytes=limit)
+    dropped = dropped_tasks(trace)
+    assert trace.meta["trace_bytes"] > 4 * limit  # the kept rows alone pass the limit
+    assert dropped > 2_500
+    assert trace.tasks.rows + dropped == 3_000
+    # one removal per copy left out before; batches of 1/32 of the limit are a dozen copies
+    assert compactions <= dropped // 6, (compactions, dropped)
 
 
 # --------------------------------------------------------------------------- configuration
