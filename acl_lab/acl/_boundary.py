@@ -225,6 +225,12 @@ class ApiSpec:
         self.ptrs, self.shape = ptrs, shape
         self.slot: list[Callable[[tuple[Any, ...], str, int], Any]] = [_unbound]
 
+    def with_impl(self, impl: Callable[..., Any]) -> ApiSpec:
+        """The same function carried out by ``impl`` (an unbound spec of its own; a
+        transport's server side swaps an implementation this way)."""
+        return ApiSpec(self.name, self.cname, self.fmt, self.out, self.launch, self.default,
+                       impl, self.ptrs, self.shape)
+
 
 def _unbound(args: tuple[Any, ...], file: str, line: int) -> Any:  # pragma: no cover
     raise RuntimeError("acl_api wrapper called before its transport was bound")

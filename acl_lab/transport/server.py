@@ -117,9 +117,7 @@ class Server:
         self.bound = {name: here.bind(entry["spec"])
                       for name, entry in _boundary.registry().items()}
         spec = _boundary.registry()["acl.util.bytes_to_ptr"]["spec"]
-        self.bound[spec.name] = here.bind(_boundary.ApiSpec(
-            spec.name, spec.cname, spec.fmt, spec.out, spec.launch, spec.default,
-            _shadow_bytes_to_ptr, spec.ptrs, spec.shape))
+        self.bound[spec.name] = here.bind(spec.with_impl(_shadow_bytes_to_ptr))
 
     # ------------------------------------------------------------------ sessions
     def _open(self, index: int) -> Session:
