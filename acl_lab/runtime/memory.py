@@ -512,6 +512,13 @@ def _bytes_hashed(obj: bytes, addr: int) -> bool:
     return ctypes.c_ssize_t.from_address(addr - 8).value != -1
 
 
+def bytes_shared(obj: bytes, addr: int) -> bool:
+    """Whether Python shares the bytes object ``obj`` (data at ``addr``) beyond the program:
+    a cached one-byte or empty object, an immortal one, or one that has been hashed (see
+    ``MemorySystem.may_write``); writing into it would change every use of it."""
+    return len(obj) <= 1 or sys.getrefcount(obj) >= _IMMORTAL_REFS or _bytes_hashed(obj, addr)
+
+
 class MemorySystem:
     """All regions of one session: device pools, pinned host blocks and pageable buffers."""
 
@@ -861,9 +868,7 @@ class MemorySystem:
             if not obj.flags.writeable:
                 return ("a read-only numpy array (writeable=False, as for np.memmap(mode='r') "
                         "or np.frombuffer of bytes)")
-        elif isinstance(obj, bytes) and (len(obj) <= 1
-                                         or sys.getrefcount(obj) >= _IMMORTAL_REFS
-                                         or _bytes_hashed(obj, r.addr)):
+        elif isinstance(obj, bytes) and bytes_shared(obj, r.addr):
             return ("a bytes object Python shares beyond the program (a cached one-byte "
                     "or empty object such as b\"A\", or one that has been hashed: a "
                     "constant of the code or a dict key): bytes are immutable, so a write "

@@ -448,7 +448,7 @@ class Pipe(Transport):
                 if isinstance(m.obj, np.ndarray) and _memory.array_read_only(m.obj, addr, n):
                     return False
                 if isinstance(m.obj, bytes):
-                    return len(m.obj) > 1
+                    return m.writable and not _memory.bytes_shared(m.obj, m.addr)
         return not _memory.host_range_problem(addr, n, True)
 
     def _refresh(self, addr: int, n: int) -> None:
@@ -570,10 +570,13 @@ def _bytes_to_ptr(pipe: Pipe, spec: ApiSpec, args: tuple[Any, ...], file: str,
     if not isinstance(data, bytes):
         return pipe.request(spec.name, [None], file, line)
     addr = ctypes.cast(ctypes.c_char_p(data), ctypes.c_void_p).value or 0
+    # the in-process rule (runtime.memory.MemorySystem.may_write), judged here where the
+    # object lives: the server only sees its shadow
+    writable = not _memory.bytes_shared(data, addr)
     with pipe._mlock:
-        pipe.mirror(data, addr, len(data), len(data) > 1)
+        pipe.mirror(data, addr, len(data), writable)
     desc = {"addr": addr, "lo": addr, "nbytes": len(data), "dtype": "|u1",
-            "shape": [len(data)], "strides": [1], "writable": len(data) > 1}
+            "shape": [len(data)], "strides": [1], "writable": writable}
     return pipe.request(spec.name, [desc], file, line)
 
 

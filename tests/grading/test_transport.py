@@ -231,6 +231,33 @@ def test_pinned_memory_written_by_the_learner_reaches_the_device(tmp_path: Path)
         assert acl.util.ptr_to_bytes(host, 8) == view[:2].tobytes()
 
 
+def test_bytes_given_to_bytes_to_ptr_reach_the_device(tmp_path: Path) -> None:
+    data = bytes(range(256)) * 4
+    back = np.zeros(len(data), dtype=np.uint8)
+    with piped(tmp_path) as acl:
+        _ready(acl)
+        ptr = acl.util.bytes_to_ptr(data)
+        dev = ok(acl.rt.malloc(len(data), ACL_MEM_MALLOC_NORMAL_ONLY))
+        assert acl.rt.memcpy(dev, len(data), ptr, len(data), H2D) == 0
+        assert acl.rt.memcpy(back.ctypes.data, back.nbytes, dev, len(data), D2H) == 0
+        assert back.tobytes() == data
+        # a bytes object the program made for itself may be copied into (the samples'
+        # out = bytes(n)), as in one process ...
+        out = bytes(len(data))
+        out_ptr = acl.util.bytes_to_ptr(out)
+        assert acl.rt.memcpy(out_ptr, len(out), dev, len(data), D2H) == 0
+        assert out == data
+        # ... one Python shares (hashed: a dict key) is refused, and stays as it was
+        shared = bytes(len(data))
+        keys = {shared: "a dict key"}
+        shared_ptr = acl.util.bytes_to_ptr(shared)
+        assert acl.rt.memcpy(shared_ptr, len(shared), dev, len(data), D2H) \
+            == ACL_ERROR_RT_PARAM_INVALID
+        assert shared == bytes(len(data)) and keys[bytes(len(data))] == "a dict key"
+    kinds = [f.kind for f in server_trace(tmp_path).findings()]
+    assert "uninitialised_read" not in kinds and "read_only_destination" in kinds
+
+
 def test_a_memset_of_host_memory_reaches_the_learners_array(tmp_path: Path) -> None:
     arr = np.zeros(256, dtype=np.uint8)
     with piped(tmp_path) as acl:
