@@ -115,10 +115,12 @@ def bytes_to_ptr(s: S, th: Any, cid: int, data: Any) -> int:
 
     Differs from real ACL: the object is kept alive for a while (real pyACL does not), so
     ``bytes_to_ptr(arr.tobytes())`` used at once works as it happens to on hardware; and a
-    copy or memset *into* the bytes is refused with 107000 and a ``read_only_destination``
-    finding (real pyACL lets the copy rewrite the immutable object, and an interned one such
-    as ``b"A"`` then changes for the whole process). Copy into a numpy array
-    (``arr.ctypes.data``), a bytearray-backed buffer or acl.rt.malloc_host memory instead.
+    copy or memset *into* bytes that Python shares (a cached one-byte or empty object such
+    as ``b"A"``, or a hashed one: a constant of the code, a dict key) is refused with 107000
+    and a ``read_only_destination`` finding (real pyACL lets the copy rewrite it, and it then
+    changes for the whole process); bytes the program made for itself (``out = bytes(n)``,
+    as the public samples do) may be written (``runtime.memory.MemorySystem.may_write``).
+    Copy into a numpy array (``arr.ctypes.data``) or acl.rt.malloc_host memory to be safe.
     """
     if not isinstance(data, bytes):
         raise ValueError("bytes_to_ptr needs an byte as argument")
