@@ -2,8 +2,9 @@
 
 Each profile is one row of approximate public figures (product datasheets and the CANN docs'
 limit tables), documented field by field. They drive capacity checks and the virtual-time cost
-model; they are not measurements of real hardware, and the ladder benchmark in ``benchmarks/``
-shows how close the resulting ratios come to published end-to-end figures. This module holds
+model (its formulas are in ``costs.py``); they are not measurements of real hardware, and the
+ladder benchmark in ``benchmarks/`` shows how close the resulting ratios come to published
+end-to-end figures. The host CPU's rates (``HostProfile``) are here too. This module holds
 data only: no behaviour, no imports from the rest of acl_lab.
 """
 
@@ -158,6 +159,42 @@ ASCEND910B1 = DeviceProfile(
 )
 
 PROFILES: dict[str, DeviceProfile] = {p.name: p for p in (ASCEND310, ASCEND310P3, ASCEND910B1)}
+
+#: Bytes per ns of a host-to-host copy (``costs.copy_cost``): one core's memcpy, about the
+#: 10-12 GB/s a single x86 core reaches in a STREAM copy (see ``HostProfile``), taken at 10.
+HOST_COPY_BYTES_PER_NS = 10.0
+
+
+@dataclass(frozen=True)
+class HostProfile:
+    """The host CPU as data: rates of the work an inference program does on one core
+    (``costs.jpeg_decode_ns``, ``costs.preprocess_ns``, ``costs.first_touch_ns``).
+
+    Args:
+        name: a label for the profile.
+        jpeg_decode_pixels_per_ns: baseline (Huffman, 4:2:0) JPEG decoding with
+            libjpeg-turbo, the decoder behind Pillow and OpenCV, on one core. libjpeg-turbo's
+            published benchmarks put decompression of photographic images at the order of
+            100-200 Mpixel/s on one x86 core; 150 Mpixel/s (0.15 pixel/ns) is the middle.
+        stream_bytes_per_ns: bytes per ns one core moves through simple vectorised passes
+            over memory (an OpenCV resize, NumPy casts, normalisation, a transpose copy),
+            counting every pass's reads and writes. About 8 GB/s: a little below the
+            10-12 GB/s a single core reaches in a STREAM copy, since each pass also computes.
+        page_fault_ns: the first touch of a fresh anonymous 4 KiB page: a minor page fault
+            (trap, page allocation, page-table update: about 0.5 µs of kernel time) plus
+            clearing the page (4 KiB at about 16 GB/s: 0.25 µs).
+        page_bytes: the page size of those faults (4 KiB, no transparent huge pages).
+    """
+
+    name: str = "x86 server core"
+    jpeg_decode_pixels_per_ns: float = 0.15
+    stream_bytes_per_ns: float = 8.0
+    page_fault_ns: int = 750
+    page_bytes: int = 4096
+
+
+#: The host profile the host-work helpers use by default.
+DEFAULT_HOST = HostProfile()
 DEFAULT_PROFILE = "Ascend310P3"
 
 
