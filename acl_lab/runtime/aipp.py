@@ -60,6 +60,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from ..constants import ErrorCode
 from . import opdefs
 from .dvpp import Layout
 from .dvpp import planes as sp420_planes
@@ -517,7 +518,7 @@ def _checked_attrs(fn: Callable[[_V, dict[str, Any]], _T]) -> Callable[[_V, dict
             return fn(values, attrs)
         except (KeyError, TypeError, ValueError, IndexError) as e:
             raise OpError(f"{OP_TYPE}: malformed attributes ({type(e).__name__}: {e})",
-                          100000) from None
+                          ErrorCode.ACL_ERROR_INVALID_PARAM) from None
     return checked
 
 
@@ -540,7 +541,8 @@ def _infer(specs: list[TensorSpec], attrs: dict[str, Any]) -> list[TensorSpec]:
     attrs = gear_attrs(attrs, x.shape)
     fmt = attrs.get("input_format")
     if fmt not in EMULATED_FORMATS or "src_w" not in attrs:
-        raise OpError(f"{OP_TYPE}: the attributes are not a resolved static AIPP", 100000)
+        raise OpError(f"{OP_TYPE}: the attributes are not a resolved static AIPP",
+                      ErrorCode.ACL_ERROR_INVALID_PARAM)
     rows = attrs["src_h"] * 3 // 2 if fmt == "YUV420SP_U8" else attrs["src_h"]
     stored = (rows, attrs["src_w"], _STORED_CHANNELS[fmt])
     if x.dtype != "uint8" or len(x.shape) != 4 or tuple(x.shape[1:]) != stored:
@@ -755,12 +757,14 @@ def first_aipp_info(om: Any, index: int, batch_gears: int) -> dict[str, Any]:
     AclError 145015 (ACL_ERROR_GE_AIPP_NOT_EXIST) when the input has no AIPP, 145000
     when ``index`` names no input (GE GetAIPPInfo)."""
     if not 0 <= index < len(om.acl_inputs):
-        raise AclError(145000, f"input index {index} is invalid (the model has "
-                               f"{len(om.acl_inputs)} inputs)")
+        raise AclError(ErrorCode.ACL_ERROR_GE_PARAM_INVALID,
+                       f"input index {index} is invalid (the model has "
+                       f"{len(om.acl_inputs)} inputs)")
     a = model_aipp(om, index)
     if a is None:
-        raise AclError(145015, f"input {index} is not configured with AIPP "
-                               "(ACL_ERROR_GE_AIPP_NOT_EXIST)")
+        raise AclError(ErrorCode.ACL_ERROR_GE_AIPP_NOT_EXIST,
+                       f"input {index} is not configured with AIPP "
+                       "(ACL_ERROR_GE_AIPP_NOT_EXIST)")
     g = stored_geometry(a)
     src = a["src_input"]
     info: dict[str, Any] = {
@@ -808,7 +812,7 @@ def first_aipp_info(om: Any, index: int, batch_gears: int) -> dict[str, Any]:
 
 
 # ------------------------------------------------------------------------ dynamic AIPP set
-INVALID_PARAM = 100000
+INVALID_PARAM = ErrorCode.ACL_ERROR_INVALID_PARAM
 
 
 @dataclass
@@ -961,8 +965,9 @@ def aipp_type(om: Any, index: int) -> tuple[int, int]:
     """aclmdlGetAippType: ``(type, dynamic_attached_data_index)`` of input ``index``;
     AclError 145000 (GE PARAM_INVALID) when ``index`` names no input."""
     if not 0 <= index < len(om.acl_inputs):
-        raise AclError(145000, f"input index {index} is invalid (the model has "
-                               f"{len(om.acl_inputs)} inputs)")
+        raise AclError(ErrorCode.ACL_ERROR_GE_PARAM_INVALID,
+                       f"input index {index} is invalid (the model has "
+                       f"{len(om.acl_inputs)} inputs)")
     names = [d.name for d in om.acl_inputs]
     if names[index] == DYNAMIC_AIPP_NAME:
         return DYNAMIC_AIPP_NODE, INVALID_NODE_INDEX
@@ -1011,7 +1016,8 @@ def decode_params(raw: bytes, n: int) -> DynamicAipp:
     fmt, sw, rbuv, ax, _, w, h, *rest = _HEAD.unpack_from(raw, 0)
     if fmt not in FORMAT_NAMES or w <= 0 or h <= 0:
         raise OpError(f"{OP_TYPE}: the {DYNAMIC_AIPP_NAME} input holds no dynamic AIPP "
-                      "parameters: call acl.mdl.set_input_aipp before executing", 100000)
+                      "parameters: call acl.mdl.set_input_aipp before executing",
+                      ErrorCode.ACL_ERROR_INVALID_PARAM)
     p.input_format, p.rbuv_swap, p.ax_swap, p.src_size = fmt, rbuv, ax, (w, h)
     p.csc = (sw, *rest)
     for i in range(n):
@@ -1135,9 +1141,10 @@ def set_input(s: Any, th: Any, cid: int, mid: int, ds_handle: int, index: int,
     if b.addr == 0:
         raise AclError(INVALID_PARAM, f"failed to get addr by index[{index}]")
     if b.size < len(payload):
-        raise AclError(145012, f"input dynamic aipp param len [{len(payload)}] is larger than "
-                               f"aipp_data size [{b.size}] (allocate "
-                               "acl.mdl.get_aipp_data_size(batch) bytes)")
+        raise AclError(ErrorCode.ACL_ERROR_GE_DYNAMIC_INPUT_LENGTH_INVALID,
+                       f"input dynamic aipp param len [{len(payload)}] is larger than "
+                       f"aipp_data size [{b.size}] (allocate "
+                       "acl.mdl.get_aipp_data_size(batch) bytes)")
     M.write_input_params(s, th, cid, b.addr, payload, f"the {DYNAMIC_AIPP_NAME} buffer",
                          f"dynamic AIPP parameters -> {DYNAMIC_AIPP_NAME}")
     a = next(x for x in om.meta["aipp"] if x.get("aipp_mode") == "dynamic")

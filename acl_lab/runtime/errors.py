@@ -22,9 +22,13 @@ class AclError(Exception):
     Args:
         code: the ACL header value, e.g. 107002.
         message: a readable explanation, stored as the thread's recent error message.
+
+    ``code`` is kept as a plain ``int`` even when an ``ErrorCode`` member is passed: it is what
+    the API returns and the trace records, and real pyACL returns a Python ``int``.
     """
 
     def __init__(self, code: int, message: str) -> None:
+        code = int(code)
         super().__init__(f"{code}: {message}")
         self.code = code
         self.message = message

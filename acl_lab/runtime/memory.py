@@ -34,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+from ..constants import ErrorCode
 from .errors import AccessError, AclError
 from .profiles import DeviceProfile, GiB, MiB
 
@@ -576,15 +577,17 @@ class MemorySystem:
         page_policy = policy & 0xFF
         padded = not (align32_only or page_policy in (6, 7))
         if size == 0:
-            raise AclError(100000, "size 0 is invalid: it must be > 0")
+            raise AclError(ErrorCode.ACL_ERROR_INVALID_PARAM, "size 0 is invalid: it must be > 0")
         if rounding_overflows(size, APPEND_PADDED if padded else APPEND_ALIGN32):
-            raise AclError(100000, f"size {size} is invalid: rounding it up to a multiple "
-                                   "of 32 (plus padding) overflows size_t")
+            raise AclError(ErrorCode.ACL_ERROR_INVALID_PARAM,
+                           f"size {size} is invalid: rounding it up to a multiple "
+                           "of 32 (plus padding) overflows size_t")
         mem = self.devices[device]
         if page_policy in (6, 7):
             if not self.profile.supports_huge1g:
-                raise AclError(207000, f"1 GiB huge pages (policy {policy}) are not supported "
-                                       f"on {self.profile.soc_name}")
+                raise AclError(ErrorCode.ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+                               f"1 GiB huge pages (policy {policy}) are not supported "
+                               f"on {self.profile.soc_name}")
             actual = align_up(size, 32)
         elif align32_only:
             actual = align_up(size, 32)
@@ -614,16 +617,18 @@ class MemorySystem:
                 buf = np.zeros(actual, dtype=np.uint8)  # calloc: pages appear when touched
             except MemoryError:
                 mem.release(pool, addr, accounted)
-                raise AclError(207001, f"the host running the emulator cannot back {actual} "
-                                       "bytes of emulated device memory") from None
+                raise AclError(ErrorCode.ACL_ERROR_RT_MEMORY_ALLOCATION,
+                               f"the host running the emulator cannot back {actual} "
+                               "bytes of emulated device memory") from None
             kind = DVPP if dvpp else DEVICE
             r = self._new_region(kind, device, addr, actual, size, policy, pool, accounted,
                                  buf, call, ctx)
             self.device_index.add(r)
             return r
-        raise AclError(207001, f"out of device memory: {size} bytes requested "
-                               f"({candidates[0][1]} with rounding), {mem.free_bytes} bytes "
-                               f"free of {mem.capacity} on device {device}")
+        raise AclError(ErrorCode.ACL_ERROR_RT_MEMORY_ALLOCATION,
+                       f"out of device memory: {size} bytes requested "
+                       f"({candidates[0][1]} with rounding), {mem.free_bytes} bytes "
+                       f"free of {mem.capacity} on device {device}")
 
     def alloc_pinned(self, size: int, call: int) -> Region:
         """Page-locked host memory from aclrtMallocHost: a real, 64-byte-aligned buffer.
@@ -634,14 +639,16 @@ class MemorySystem:
         """
         size = size_t(size)
         if size == 0:
-            raise AclError(100000, "size 0 is invalid: it must be > 0")
+            raise AclError(ErrorCode.ACL_ERROR_INVALID_PARAM, "size 0 is invalid: it must be > 0")
         if self.pinned_used + size > self.profile.host_pinned_limit:
-            raise AclError(207001, f"out of page-locked host memory: {size} bytes requested, "
-                                   f"{self.profile.host_pinned_limit - self.pinned_used} left")
+            raise AclError(ErrorCode.ACL_ERROR_RT_MEMORY_ALLOCATION,
+                           f"out of page-locked host memory: {size} bytes requested, "
+                           f"{self.profile.host_pinned_limit - self.pinned_used} left")
         try:
             raw = np.zeros(size + 64, dtype=np.uint8)
         except MemoryError:
-            raise AclError(207001, f"the host cannot back {size} bytes of pinned memory") from None
+            raise AclError(ErrorCode.ACL_ERROR_RT_MEMORY_ALLOCATION,
+                           f"the host cannot back {size} bytes of pinned memory") from None
         off = (-raw.ctypes.data) % 64
         buf = raw[off:off + size]
         addr = buf.ctypes.data
@@ -682,8 +689,9 @@ class MemorySystem:
 
     def _check_host_addr(self, addr: int, nbytes: int) -> None:
         if addr < DEVICE_END and addr + nbytes > DEVICE_BASE:
-            raise AclError(500000, f"host buffer at {addr:#x} lies in the emulated device "
-                                   "address window; the emulator cannot tell them apart")
+            raise AclError(ErrorCode.ACL_ERROR_INTERNAL_ERROR,
+                           f"host buffer at {addr:#x} lies in the emulated device "
+                           "address window; the emulator cannot tell them apart")
 
     def _drop_pageable(self, r: Region) -> None:
         # Python frees the buffer and may reuse the address at once, so it does not go to the
@@ -759,7 +767,8 @@ class MemorySystem:
                 best = r
         return best
 
-    def resolve(self, addr: int, nbytes: int, what: str, code: int = 107000) -> Region:
+    def resolve(self, addr: int, nbytes: int, what: str,
+                code: int = ErrorCode.ACL_ERROR_RT_PARAM_INVALID) -> Region:
         """The live region holding all of ``[addr, addr+nbytes)``.
 
         Raises:
@@ -767,7 +776,8 @@ class MemorySystem:
                 (``overrun`` tells by how many bytes the range passes the region's end).
         """
         if addr == 0:
-            raise AccessError(100000, f"{what} is a null pointer", "null")
+            raise AccessError(ErrorCode.ACL_ERROR_INVALID_PARAM,
+                              f"{what} is a null pointer", "null")
         r = self.find(addr)
         if r is None:
             dead = self.find_freed(addr)
@@ -789,7 +799,8 @@ class MemorySystem:
                                     f"({r.size} bytes)", "out_of_bounds", r.id, over)
         return r
 
-    def raw_region(self, addr: int, nbytes: int, what: str, code: int = 107000) -> Region:
+    def raw_region(self, addr: int, nbytes: int, what: str,
+                   code: int = ErrorCode.ACL_ERROR_RT_PARAM_INVALID) -> Region:
         """A region for raw host memory ``[addr, addr+nbytes)`` that is mapped readable.
 
         Real ACL accepts any valid host address; an invalid one fails inside the driver
@@ -838,11 +849,12 @@ class MemorySystem:
         over = addr + nbytes - r.end
         why = host_range_problem(addr, nbytes, False)
         if why:
-            raise AccessError(107000, f"{what} range [{addr:#x}, +{nbytes}) runs {over} bytes "
-                                      f"past the end of {KIND_NAMES[r.kind]} allocation "
-                                      f"#{r.id} ({r.size} bytes), and the bytes that follow "
-                                      f"are not readable ({why}): on a card the copy fails "
-                                      "in the driver or the process crashes", "unmapped",
+            raise AccessError(ErrorCode.ACL_ERROR_RT_PARAM_INVALID,
+                              f"{what} range [{addr:#x}, +{nbytes}) runs {over} bytes "
+                              f"past the end of {KIND_NAMES[r.kind]} allocation "
+                              f"#{r.id} ({r.size} bytes), and the bytes that follow "
+                              f"are not readable ({why}): on a card the copy fails "
+                              "in the driver or the process crashes", "unmapped",
                               r.id, over)
         return _raw_host(addr, nbytes,
                          "raw host memory past the end of a host buffer (read only here)")
@@ -920,7 +932,8 @@ class MemorySystem:
         # started (Session._effect_start): no third read of the memory map here.
         why = cls.may_write(r)
         if why:
-            raise AccessError(107000, f"refused to write into {why}", "read_only", r.id)
+            raise AccessError(ErrorCode.ACL_ERROR_RT_PARAM_INVALID,
+                              f"refused to write into {why}", "read_only", r.id)
 
     def live_regions(self) -> list[Region]:
         """Every live device, DVPP and pinned region (not pageable buffers)."""

@@ -15,6 +15,8 @@ from typing import Any
 
 import numpy as np
 
+from ..constants import ErrorCode
+
 #: aclDataType number -> numpy dtype name (the types operators support)
 ACL_TO_NUMPY: dict[int, str] = {0: "float32", 1: "float16", 2: "int8", 3: "int32", 4: "uint8",
                                 6: "int16", 7: "uint16", 8: "uint32", 9: "int64",
@@ -49,9 +51,9 @@ class OpError(Exception):
     unless a more specific one applies (100026 unsupported data type, 100000 bad attribute).
     """
 
-    def __init__(self, message: str, code: int = 100024) -> None:
+    def __init__(self, message: str, code: int = ErrorCode.ACL_ERROR_OP_NOT_FOUND) -> None:
         super().__init__(message)
-        self.code = code
+        self.code = int(code)  # a plain int, as AclError keeps it
         self.message = message
 
 

@@ -51,6 +51,7 @@ from typing import Any, NoReturn
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
+from ..constants import ErrorCode
 from .opdefs import ACL_TO_NUMPY, Cost, Infer, OpDef, OpError, TensorSpec, register
 
 # ---------------------------------------------------------------------------------------------
@@ -69,8 +70,8 @@ FLOPS_MOVE = 0  # Transpose/Reshape/Flatten/Concat only move bytes
 # ---------------------------------------------------------------------------------------------
 
 #: ACL codes used by this module
-NOT_FOUND = 100024  # ACL_ERROR_OP_NOT_FOUND: "no compiled op matches"
-INVALID_PARAM = 100000  # ACL_ERROR_INVALID_PARAM: a required attr missing or a bad attr value
+NOT_FOUND = ErrorCode.ACL_ERROR_OP_NOT_FOUND  # "no compiled op matches"
+INVALID_PARAM = ErrorCode.ACL_ERROR_INVALID_PARAM  # a required attr missing or a bad attr value
 #: Mixed or unsupported input dtypes. Real aclopExecuteV2 looks a compiled op up by type, input
 #: dtypes, formats, shapes and attrs, and any difference gives 100024 (reference §9.4 "How a
 #: call is matched"); 100026 ACL_ERROR_UNSUPPORTED_DATA_TYPE is what the runtime itself reports
