@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from .acl._boundary import acl_api
+from .constants import ErrorCode
 from .runtime.compute import kernel_ns, queue_device_task
 from .runtime.errors import AclError
 from .runtime.memory import DEVICE, DVPP, KIND_NAMES
@@ -42,9 +43,9 @@ from .runtime.session import Session
 S = Session
 
 ACLNN_SUCCESS = 0
-ACLNN_ERR_PARAM_NULLPTR = 161001
-ACLNN_ERR_PARAM_INVALID = 161002
-ACLNN_ERR_INNER_NULLPTR = 561103
+ACLNN_ERR_PARAM_NULLPTR = ErrorCode.ACLNN_ERR_PARAM_NULLPTR
+ACLNN_ERR_PARAM_INVALID = ErrorCode.ACLNN_ERR_PARAM_INVALID
+ACLNN_ERR_INNER_NULLPTR = ErrorCode.ACLNN_ERR_INNER_NULLPTR
 
 #: Object kinds (the trace's ``objects.kind`` column) of this extension's objects.
 

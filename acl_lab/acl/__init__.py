@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from ..constants import DATA_TYPE_SIZE, DATA_TYPE_SIZE_DEFAULT_CASE
+from ..constants import DATA_TYPE_SIZE, DATA_TYPE_SIZE_DEFAULT_CASE, ErrorCode
 from ..runtime import compute
 from ..runtime.errors import AclError
 from ..runtime.session import Session
@@ -292,7 +292,8 @@ def get_tensor_desc_dim_v2(s: S, th: Any, cid: int, desc: int, index: int) -> in
 def _dim(s: S, desc: int, index: int) -> int:
     dims = compute.tensor_desc(s, desc).dims
     if not 0 <= index < len(dims):
-        raise AclError(100000, f"dim index {index} is out of range (the desc has {len(dims)})")
+        raise AclError(ErrorCode.ACL_ERROR_INVALID_PARAM,
+                       f"dim index {index} is out of range (the desc has {len(dims)})")
     return dims[index]
 
 

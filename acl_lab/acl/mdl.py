@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..constants import ErrorCode
 from ..runtime import aipp as A
 from ..runtime import models as M
 from ..runtime.compute import _destroy_object, _lookup, _new_object
@@ -236,7 +237,7 @@ def add_dataset_buffer(s: S, th: Any, cid: int, dataset: int, buf: int) -> int:
     """
     ds = M.dataset(s, dataset)
     if buf == 0:
-        raise AclError(100000, "data buffer is null")
+        raise AclError(ErrorCode.ACL_ERROR_INVALID_PARAM, "data buffer is null")
     s.data_buffer(buf)
     ds.buffers.append(buf)
     return dataset
@@ -250,7 +251,8 @@ def get_dataset_buffer(s: S, th: Any, cid: int, dataset: int, index: int) -> int
     """
     ds = M.dataset(s, dataset)
     if not 0 <= index < len(ds.buffers):
-        raise AclError(100000, f"dataset index {index} is out of range ({len(ds.buffers)})")
+        raise AclError(ErrorCode.ACL_ERROR_INVALID_PARAM,
+                       f"dataset index {index} is out of range ({len(ds.buffers)})")
     return ds.buffers[index]
 
 
@@ -399,8 +401,9 @@ def get_input_dynamic_dims(s: S, th: Any, cid: int, desc: int, index: int,
     C call fails); the emulator returns the model's gears, and None on any failure.
     """
     if gear_count > MAX_GEAR_COUNT:
-        raise AclError(100000, f"gear_count {gear_count} is over the binding's limit "
-                               f"{MAX_GEAR_COUNT}")
+        raise AclError(ErrorCode.ACL_ERROR_INVALID_PARAM,
+                       f"gear_count {gear_count} is over the binding's limit "
+                       f"{MAX_GEAR_COUNT}")
     return M.input_dynamic_dims(s, desc, index, gear_count)
 
 
@@ -464,10 +467,11 @@ def create_aipp(s: S, th: Any, cid: int, batch_size: int) -> int:
     Differs from real ACL: more than 65536 batches give 0 (real ACL tries to allocate them).
     """
     if batch_size == 0:
-        raise AclError(100000, "the batchSize can't be zero")
+        raise AclError(ErrorCode.ACL_ERROR_INVALID_PARAM, "the batchSize can't be zero")
     if batch_size > A.MAX_AIPP_BATCH:
-        raise AclError(100000, f"batchSize {batch_size} is more than acl_lab's limit of "
-                               f"{A.MAX_AIPP_BATCH} (real ACL runs out of memory: NULL)")
+        raise AclError(ErrorCode.ACL_ERROR_INVALID_PARAM,
+                       f"batchSize {batch_size} is more than acl_lab's limit of "
+                       f"{A.MAX_AIPP_BATCH} (real ACL runs out of memory: NULL)")
     return _new_object(s, A.DynamicAipp(batch_size), OBJ_MDL_AIPP, cid, "mdl aipp")
 
 
@@ -650,9 +654,11 @@ def set_aipp_by_input_index(s: S, th: Any, cid: int, model_id: int, dataset: int
     p = _aipp(s, aipp)
     ds = M.dataset(s, dataset)
     if not 0 <= index < len(ds.buffers):
-        raise AclError(100000, f"input param is invalid: the dataset has no buffer at index "
-                               f"{index} (it has {len(ds.buffers)})")
+        raise AclError(ErrorCode.ACL_ERROR_INVALID_PARAM,
+                       f"input param is invalid: the dataset has no buffer at index "
+                       f"{index} (it has {len(ds.buffers)})")
     kind, attached = A.aipp_type(_aipp_model(s, model_id), index)
     if kind != A.DATA_WITH_DYNAMIC_AIPP:
-        raise AclError(500000, f"input {index} of model {model_id} has no dynamic AIPP linked")
+        raise AclError(ErrorCode.ACL_ERROR_INTERNAL_ERROR,
+                       f"input {index} of model {model_id} has no dynamic AIPP linked")
     A.set_input(s, th, cid, model_id, dataset, attached, p)

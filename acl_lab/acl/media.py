@@ -320,8 +320,9 @@ def _setter(name: str, cname: str, fmt: str, resolve: Any, field: str, what: str
 
 
 def _getter(name: str, cname: str, resolve: Any, field: str, what: str) -> Any:
-    def impl(s: Session, th: Any, cid: int, handle: int) -> Any:
-        return getattr(resolve(s, handle), field)
+    def impl(s: Session, th: Any, cid: int, handle: int) -> int:
+        # a plain int, as the binding builds it: a code field may hold an ErrorCode member
+        return int(getattr(resolve(s, handle), field))
 
     impl.__name__ = impl.__qualname__ = name
     impl.__doc__ = (f"Get {what} (the value only; 0 for a null or destroyed handle).\n\n"

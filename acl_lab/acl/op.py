@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from ..constants import ErrorCode
 from ..runtime import compute
 from ..runtime.errors import AclError
 from ..runtime.session import Session
@@ -85,7 +86,7 @@ def _list(conv: Any) -> Any:
         if isinstance(v, np.ndarray):
             v = v.tolist()
         if not isinstance(v, (list, tuple)):
-            raise AclError(100000, "a list attribute needs a list")
+            raise AclError(ErrorCode.ACL_ERROR_INVALID_PARAM, "a list attribute needs a list")
         return [conv(x) for x in v]
     return f
 

@@ -18,6 +18,7 @@ import sys
 import time
 from typing import Any
 
+from ..constants import ErrorCode
 from ..runtime import profiling as P
 from ..runtime.errors import AclError
 from ..runtime.session import Session
@@ -259,10 +260,12 @@ def _text_api(name: str, cname: str, field: int) -> Any:
         Differs from real ACL: no difference known.
         """
         if max_len > 4096:
-            raise AclError(100000, f"length {max_len} is over the binding's limit 4096")
+            raise AclError(ErrorCode.ACL_ERROR_INVALID_PARAM,
+                           f"length {max_len} is over the binding's limit 4096")
         value = str(P.op_record(s, _buf(s, op_info, length), index)[field])
         if max_len < len(value.encode()) + 1:
-            raise AclError(100000, f"length {max_len} cannot hold {value!r} and its NUL")
+            raise AclError(ErrorCode.ACL_ERROR_INVALID_PARAM,
+                           f"length {max_len} cannot hold {value!r} and its NUL")
         return value
     text.__name__ = name.rpartition(".")[2]
     return text

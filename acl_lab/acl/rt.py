@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..constants import ErrorCode
 from ..runtime.errors import AclError
 from ..runtime.objects import LEGACY, NEW_MODE
 from ..runtime.session import Session
@@ -105,7 +106,8 @@ def synchronize_device_with_timeout(s: S, th: Any, cid: int, timeout: int) -> No
 
 def _timeout_ns(timeout: int) -> int:
     if timeout < -1:
-        raise AclError(100000, f"timeout {timeout} must be -1 (forever), 0 or > 0 ms")
+        raise AclError(ErrorCode.ACL_ERROR_INVALID_PARAM,
+                       f"timeout {timeout} must be -1 (forever), 0 or > 0 ms")
     return -1 if timeout == -1 else timeout * 1_000_000
 
 

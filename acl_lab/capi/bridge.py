@@ -30,15 +30,16 @@ from typing import Any
 
 from .. import acl as _acl
 from ..acl._boundary import register_foreign_caller, registry
+from ..constants import ErrorCode
 from ..runtime.errors import AclError, DeadlockError
 from ..runtime.session import current_session, set_current_session
 from .runenv import session_from_env, started_marker
 from .sites import SiteResolver
 
 #: ACL_ERROR_INVALID_PARAM: a NULL out-pointer or array (the runtime's own null checks)
-_INVALID_PARAM = 100000
+_INVALID_PARAM = ErrorCode.ACL_ERROR_INVALID_PARAM
 #: ACL_ERROR_INTERNAL_ERROR: an unexpected Python exception inside the bridge
-_INTERNAL = 500000
+_INTERNAL = ErrorCode.ACL_ERROR_INTERNAL_ERROR
 
 #: the pyACL layer, called positionally as a program calls it (its functions are typed by
 #: their implementations, which take the session first)

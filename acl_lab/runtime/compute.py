@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..constants import ErrorCode
 from .errors import AclError
 from .memory import DEVICE, DVPP, HOST_PAGEABLE, HOST_PINNED, SIZE_MAX
 from .objects import OBJ_OP_ATTR, OBJ_OP_HANDLE, OBJ_TENSOR_DESC, HostThread, Task
@@ -69,7 +70,7 @@ class TensorDesc:
         name = ACL_TO_NUMPY.get(self.dtype)
         if name is None:
             raise OpError(f"data type {self.dtype} is not supported by the emulated operators",
-                          100026)
+                          ErrorCode.ACL_ERROR_UNSUPPORTED_DATA_TYPE)
         return TensorSpec(name, tuple(self.dims), self.format)
 
 
@@ -107,9 +108,10 @@ def _new_object(s: Session, obj: Any, kind: int, cid: int, label: str) -> int:
     return int(obj.handle)
 
 
-def _lookup(s: Session, handle: int, cls: type, what: str, code: int = 100000) -> Any:
+def _lookup(s: Session, handle: int, cls: type, what: str,
+            code: int = ErrorCode.ACL_ERROR_INVALID_PARAM) -> Any:
     if handle == 0:
-        raise AclError(100000, f"{what} is null")
+        raise AclError(ErrorCode.ACL_ERROR_INVALID_PARAM, f"{what} is null")
     obj: Any = s.handles.get(handle)
     if not isinstance(obj, cls) or not getattr(obj, "alive", False):
         raise AclError(code, f"{handle:#x} is not a live {what}")
@@ -134,8 +136,9 @@ def int64_dims(dims: list[int], what: str) -> list[int]:
     """
     for i, d in enumerate(dims):
         if not INT64_MIN <= d <= INT64_MAX:
-            raise AclError(100000, f"{what}: dim {i} ({d}) does not fit int64_t, the type "
-                                   "of the C API's dims")
+            raise AclError(ErrorCode.ACL_ERROR_INVALID_PARAM,
+                           f"{what}: dim {i} ({d}) does not fit int64_t, the type "
+                           "of the C API's dims")
     return list(dims)
 
 
@@ -188,9 +191,11 @@ def set_op_model_dir(s: Session, path: str) -> None:
     """aclopSetModelDir: the emulator needs no compiled ops; the folder must exist and a
     second call returns 100002."""
     if not os.path.isdir(path):
-        raise AclError(100003, f"op model directory {path!r} does not exist")
+        raise AclError(ErrorCode.ACL_ERROR_INVALID_FILE,
+                       f"op model directory {path!r} does not exist")
     if s.op_model_dir is not None:
-        raise AclError(100002, "acl.op.set_model_dir was already called")
+        raise AclError(ErrorCode.ACL_ERROR_REPEAT_INITIALIZE,
+                       "acl.op.set_model_dir was already called")
     s.op_model_dir = path
 
 
@@ -222,7 +227,7 @@ def _read_host_const(s: Session, desc: TensorDesc, buf: Any,
     if desc.placement == ACL_MEMTYPE_HOST and buf is not None:
         r = s._resolve(buf.addr, spec.nbytes, "host input")
         if r.kind not in (HOST_PINNED, HOST_PAGEABLE):
-            raise AclError(100000, "an input placed in host memory "
+            raise AclError(ErrorCode.ACL_ERROR_INVALID_PARAM, "an input placed in host memory "
                                    "(set_tensor_place_ment ACL_MEMTYPE_HOST) points at device "
                                    "memory")
         off = buf.addr - r.addr
@@ -236,9 +241,10 @@ def launch_op(s: Session, th: HostThread, cid: int, op_type: str,
               out_bufs: list[int], attr: int, stream: int) -> None:
     """aclopExecuteV2: queue one operator on a stream as a kernel task."""
     if len(in_descs) != len(in_bufs) or len(out_descs) != len(out_bufs):
-        raise AclError(100000, "the desc and buffer lists must have the same lengths")
+        raise AclError(ErrorCode.ACL_ERROR_INVALID_PARAM,
+                       "the desc and buffer lists must have the same lengths")
     if any(h == 0 for h in (*in_descs, *out_descs)):
-        raise AclError(100000, "a tensor desc in the lists is null")
+        raise AclError(ErrorCode.ACL_ERROR_INVALID_PARAM, "a tensor desc in the lists is null")
     st = s.stream(th, stream)
     try:
         op = get_op(op_type)
@@ -259,10 +265,12 @@ def _queue_kernel(s: Session, th: HostThread, cid: int, st: Any, op: OpDef,
                   outb: list[Any], attrs: dict[str, Any]) -> None:
     lo, hi = op.inputs
     if not lo <= len(ind) <= hi:
-        raise AclError(100024, f"{op.name} takes {lo}..{hi} inputs, got {len(ind)}: no "
-                               "compiled op matches")
+        raise AclError(ErrorCode.ACL_ERROR_OP_NOT_FOUND,
+                       f"{op.name} takes {lo}..{hi} inputs, got {len(ind)}: no "
+                       "compiled op matches")
     if len(outd) != op.outputs:
-        raise AclError(100024, f"{op.name} has {op.outputs} output(s), got {len(outd)}")
+        raise AclError(ErrorCode.ACL_ERROR_OP_NOT_FOUND,
+                       f"{op.name} has {op.outputs} output(s), got {len(outd)}")
     try:
         in_specs = [d.spec() for d in ind]
         consts: dict[int, np.ndarray] = {}
@@ -272,16 +280,18 @@ def _queue_kernel(s: Session, th: HostThread, cid: int, st: Any, op: OpDef,
                 consts[i] = c
             elif i in op.const_inputs:
                 raise OpError(f"{op.name} input {i} must be constant: mark it with "
-                              "acl.set_tensor_const or place it in host memory", 100000)
+                              "acl.set_tensor_const or place it in host memory",
+                              ErrorCode.ACL_ERROR_INVALID_PARAM)
         out_specs = op.infer(in_specs, {**attrs, "__consts__": consts})
     except OpError as e:
         raise AclError(e.code, e.message) from None
     for i, (want, d) in enumerate(zip(out_specs, outd, strict=True)):
         got = d.spec()
         if got.dtype != want.dtype or tuple(got.shape) != tuple(want.shape):
-            raise AclError(100024, f"{op.name} output {i} is {want.dtype}{list(want.shape)}"
-                                   f" but its desc says {got.dtype}{list(got.shape)}: no "
-                                   "compiled op matches")
+            raise AclError(ErrorCode.ACL_ERROR_OP_NOT_FOUND,
+                           f"{op.name} output {i} is {want.dtype}{list(want.shape)}"
+                           f" but its desc says {got.dtype}{list(got.shape)}: no "
+                           "compiled op matches")
     t = Task(TaskKind.KERNEL, st, cid, th.clock, Engine.AICORE, 0)
     t.label = op.name
     # In the device run mode (RC, on the board) host memory is device memory too.
@@ -292,25 +302,30 @@ def _queue_kernel(s: Session, th: HostThread, cid: int, st: Any, op: OpDef,
             continue
         b = inb[i]
         if b is None or b.addr == 0:
-            raise AclError(100000, f"{op.name} input {i} has a null data buffer")
+            raise AclError(ErrorCode.ACL_ERROR_INVALID_PARAM,
+                           f"{op.name} input {i} has a null data buffer")
         if b.size < spec.nbytes:
-            raise AclError(100000, f"{op.name} input {i} needs {spec.nbytes} bytes "
-                                   f"({spec.dtype}{list(spec.shape)}), its data buffer "
-                                   f"holds {b.size}")
+            raise AclError(ErrorCode.ACL_ERROR_INVALID_PARAM,
+                           f"{op.name} input {i} needs {spec.nbytes} bytes "
+                           f"({spec.dtype}{list(spec.shape)}), its data buffer "
+                           f"holds {b.size}")
         r = _resolve_start(s, b.addr, f"{op.name} input {i}")
         if r.kind not in device_kinds:
-            raise AclError(100000, f"{op.name} input {i} is in host memory: op inputs "
-                                   "must be device memory (acl.rt.malloc)")
+            raise AclError(ErrorCode.ACL_ERROR_INVALID_PARAM,
+                           f"{op.name} input {i} is in host memory: op inputs "
+                           "must be device memory (acl.rt.malloc)")
         s._add_access(t, r, b.addr - r.addr, spec.nbytes, False)
     for i, spec in enumerate(out_specs):
         b = outb[i]
         if b.addr == 0 or b.size < spec.nbytes:
-            raise AclError(100000, f"{op.name} output {i} needs {spec.nbytes} bytes, its "
-                                   f"data buffer holds {b.size}")
+            raise AclError(ErrorCode.ACL_ERROR_INVALID_PARAM,
+                           f"{op.name} output {i} needs {spec.nbytes} bytes, its "
+                           f"data buffer holds {b.size}")
         r = _resolve_start(s, b.addr, f"{op.name} output {i}")
         if r.kind not in device_kinds:
-            raise AclError(100000, f"{op.name} output {i} is in host memory: op outputs "
-                                   "must be device memory")
+            raise AclError(ErrorCode.ACL_ERROR_INVALID_PARAM,
+                           f"{op.name} output {i} is in host memory: op outputs "
+                           "must be device memory")
         s._add_access(t, r, b.addr - r.addr, spec.nbytes, True)
     flops, nbytes = op.cost(in_specs, out_specs, attrs)
     cores = occupancy(s.profile, out_specs)
@@ -413,7 +428,8 @@ def infer_op_shape(s: Session, op_type: str, in_descs: list[int], in_bufs: list[
     except OpError as e:
         raise AclError(e.code, e.message) from None
     if num_outputs != len(specs) or len(out_descs) != len(specs):
-        raise AclError(100000, f"{op.name} has {len(specs)} outputs, got {num_outputs}")
+        raise AclError(ErrorCode.ACL_ERROR_INVALID_PARAM,
+                       f"{op.name} has {len(specs)} outputs, got {num_outputs}")
     for h, spec in zip(out_descs, specs, strict=True):
         d = tensor_desc(s, h)
         d.dims = list(spec.shape)
@@ -443,7 +459,8 @@ def execute_op_handle(s: Session, th: HostThread, cid: int, handle: int,
     h: OpHandle = _lookup(s, handle, OpHandle, "op handle")
     st = s.stream(th, stream)
     if len(in_bufs) != len(h.in_descs) or len(out_bufs) != len(h.out_descs):
-        raise AclError(100000, "buffer counts do not match the handle's descs")
+        raise AclError(ErrorCode.ACL_ERROR_INVALID_PARAM,
+                       "buffer counts do not match the handle's descs")
     _queue_kernel(s, th, cid, st, h.op, h.in_descs,
                        [s.data_buffer(b) if b else None for b in in_bufs],
                        h.out_descs, [s.data_buffer(b) for b in out_bufs], h.attrs)
@@ -494,12 +511,13 @@ def queue_device_task(s: Session, th: HostThread, cid: int, st: Any, kind: TaskK
     for group, write in ((reads, False), (writes, True)):
         for addr, nbytes, what in group:
             if addr == 0:
-                raise AclError(100000, f"{what} is a null pointer")
+                raise AclError(ErrorCode.ACL_ERROR_INVALID_PARAM, f"{what} is a null pointer")
             r = _resolve_start(s, addr, what)
             if r.kind not in allowed:
                 kinds = ("device", "pinned host", "DVPP", "pageable host")
-                raise AclError(100000, f"{what} must be device memory, not {kinds[r.kind]} "
-                                       "memory")
+                raise AclError(ErrorCode.ACL_ERROR_INVALID_PARAM,
+                               f"{what} must be device memory, not {kinds[r.kind]} "
+                               "memory")
             s._add_access(t, r, addr - r.addr, nbytes, write)
     t.kernel = fn
     s._submit(t)
@@ -525,8 +543,9 @@ def queue_op(s: Session, th: HostThread, cid: int, st: Any, op_type: str,
         raise AclError(e.code, e.message) from None
     for i, ((_, got), want) in enumerate(zip(outputs, out_specs, strict=True)):
         if got.dtype != want.dtype or tuple(got.shape) != tuple(want.shape):
-            raise AclError(100024, f"{op_type} output {i} is {want.dtype}{list(want.shape)}, "
-                                   f"the tensor given is {got.dtype}{list(got.shape)}")
+            raise AclError(ErrorCode.ACL_ERROR_OP_NOT_FOUND,
+                           f"{op_type} output {i} is {want.dtype}{list(want.shape)}, "
+                           f"the tensor given is {got.dtype}{list(got.shape)}")
     flops, nbytes = op.cost(in_specs, out_specs, full)
     reads = [(a[0], a[1].nbytes, f"{op_type} input {i}") for i, a in enumerate(inputs)
              if not isinstance(a, np.ndarray)]

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..constants import ErrorCode
 from .compute import _lookup, queue_device_task
 from .errors import AccessError, AclError
 from .memory import DEVICE, DVPP, HOST_PAGEABLE, HOST_PINNED, KIND_NAMES
@@ -64,9 +65,9 @@ ACL_JPEG_CSS_440 = 4
 ACL_JPEG_CSS_411 = 5
 ACL_JPEG_CSS_UNKNOWN = 1000
 
-ACL_ERROR_INVALID_PARAM = 100000
-ACL_ERROR_RELATIVE_RESOURCE_NOT_CLEARED = 148051
-ACL_ERROR_UNSUPPORTED_JPEG = 148052
+ACL_ERROR_INVALID_PARAM = ErrorCode.ACL_ERROR_INVALID_PARAM
+ACL_ERROR_RELATIVE_RESOURCE_NOT_CLEARED = ErrorCode.ACL_ERROR_RELATIVE_RESOURCE_NOT_CLEARED
+ACL_ERROR_UNSUPPORTED_JPEG = ErrorCode.ACL_ERROR_UNSUPPORTED_JPEG
 
 #: VPC limits (DVPP-hdr comments, reference 9.2): strides and resolutions. The stride ranges
 #: are the VPC restrictions page's (aclcppdevg_03_0337, Atlas 200/300/500 inference products:

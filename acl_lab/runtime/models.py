@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..constants import ErrorCode
 from .compute import _lookup, _new_object, _resolve_start, kernel_ns, occupancy
 from .errors import AclError
 from .memory import DEVICE, DVPP, HOST_PAGEABLE, HOST_PINNED
@@ -48,17 +49,17 @@ if TYPE_CHECKING:
 #: Inputs may be this many bytes shorter than the model input (GE kDataMemAlignSizeCompare).
 INPUT_SLACK = 64
 #: The undersized-input code of CANN 5-8 (GE PARAM_INVALID); newest GE returns 500002.
-UNDERSIZED_INPUT_CODE = 145000
+UNDERSIZED_INPUT_CODE = ErrorCode.ACL_ERROR_GE_PARAM_INVALID
 #: ACL_ERROR_GE_DYNAMIC_INPUT_LENGTH_INVALID: the shape-data buffer is too small for the gear
 #: (fewer than 4 bytes per value), or set_input_dynamic_dims got dims that are not the
 #: model's inputs (GE ge_executor.cc SetDynamic*, GetCurDynamicDims).
-DYNAMIC_INPUT_LENGTH_CODE = 145012
+DYNAMIC_INPUT_LENGTH_CODE = ErrorCode.ACL_ERROR_GE_DYNAMIC_INPUT_LENGTH_INVALID
 #: ACL_ERROR_GE_DYNAMIC_BATCH_SIZE_INVALID: a gear that is not the model's (a static model,
 #: or gears of another kind); the same code for batch, image size and dims (GE
 #: IsDynamicBatchSizeMatchModel / IsDynamicImageSizeMatchModel / IsDynmaicDimsSizeMatchModel).
-DYNAMIC_BATCH_CODE = 145013
+DYNAMIC_BATCH_CODE = ErrorCode.ACL_ERROR_GE_DYNAMIC_BATCH_SIZE_INVALID
 #: ACL_ERROR_GE_EXEC_MODEL_ID_INVALID
-MODEL_ID_CODE = 145003
+MODEL_ID_CODE = ErrorCode.ACL_ERROR_GE_EXEC_MODEL_ID_INVALID
 #: ACL_MEMCPY_HOST_TO_DEVICE (the copy set_dynamic_batch_size makes)
 _MEMCPY_H2D = 1
 
@@ -239,16 +240,18 @@ def load_from_file_with_mem(s: Session, th: HostThread, cid: int, path: str, wor
     for ptr, size, need, what in ((work, work_size, om.work_bytes(), "work"),
                                   (weight, weight_size, om.weight_bytes(), "weight")):
         if size < need:
-            raise AclError(100000, f"{what} memory of {size} bytes is smaller than the "
-                                   f"{need} bytes acl.mdl.query_size reports")
+            raise AclError(ErrorCode.ACL_ERROR_INVALID_PARAM,
+                           f"{what} memory of {size} bytes is smaller than the "
+                           f"{need} bytes acl.mdl.query_size reports")
         if need:
             r = s.memory.resolve(ptr, need, f"{what} memory")
             if r.kind not in (DEVICE, DVPP):
-                raise AclError(100000, f"{what} memory must be device memory")
+                raise AclError(ErrorCode.ACL_ERROR_INVALID_PARAM,
+                               f"{what} memory must be device memory")
     return _load(s, th, cid, om, path, with_mem=True)
 
 
-def model(s: Session, mid: int, code: int = 100011) -> LoadedModel:
+def model(s: Session, mid: int, code: int = ErrorCode.ACL_ERROR_INVALID_MODEL_ID) -> LoadedModel:
     """A loaded model by id."""
     lm = s.models.get(mid)
     if lm is None or not lm.alive:
@@ -272,9 +275,10 @@ def unload(s: Session, th: HostThread, cid: int, mid: int) -> None:
 def _check_ctx(s: Session, th: HostThread, lm: LoadedModel, what: str) -> None:
     ctx = s.require_ctx(th)
     if ctx is not lm.ctx:
-        raise AclError(107004, f"model {lm.mid} was loaded in {lm.ctx.label()}, but {what} "
-                               f"runs in {ctx.label()}: load, execute and unload must happen "
-                               "in the same context")
+        raise AclError(ErrorCode.ACL_ERROR_RT_MODEL_CONTEXT,
+                       f"model {lm.mid} was loaded in {lm.ctx.label()}, but {what} "
+                       f"runs in {ctx.label()}: load, execute and unload must happen "
+                       "in the same context")
 
 
 # ------------------------------------------------------------------------------ descs
@@ -289,7 +293,8 @@ def desc(s: Session, handle: int, filled: bool = True) -> ModelDesc:
     """A model desc (100000 for null/unknown; for queries it must have been filled)."""
     d: ModelDesc = _lookup(s, handle, ModelDesc, "model desc")
     if filled and d.model is None:
-        raise AclError(100000, "this model desc is empty: call acl.mdl.get_desc first")
+        raise AclError(ErrorCode.ACL_ERROR_INVALID_PARAM,
+                       "this model desc is empty: call acl.mdl.get_desc first")
     return d
 
 
@@ -322,8 +327,9 @@ def io_spec(s: Session, handle: int, index: int, output: bool) -> dict[str, Any]
     """One input's or output's description: name, dtype, shape, format."""
     _, specs = _io_descs(s, handle, output)
     if not 0 <= index < len(specs):
-        raise AclError(100000, f"{'output' if output else 'input'} index {index} is out of "
-                               f"range (the model has {len(specs)})")
+        raise AclError(ErrorCode.ACL_ERROR_INVALID_PARAM,
+                       f"{'output' if output else 'input'} index {index} is out of "
+                       f"range (the model has {len(specs)})")
     return dict(specs[index])
 
 
@@ -370,7 +376,8 @@ def io_index(s: Session, handle: int, name: str, output: bool) -> int:
     for i, spec in enumerate(specs):
         if spec["name"] == name:
             return i
-    raise AclError(100000, f"the model has no {'output' if output else 'input'} named {name!r}")
+    raise AclError(ErrorCode.ACL_ERROR_INVALID_PARAM,
+                   f"the model has no {'output' if output else 'input'} named {name!r}")
 
 
 def dynamic_batch(s: Session, handle: int) -> dict[str, Any]:
@@ -395,7 +402,8 @@ ALL_INPUTS_INDEX = (1 << 64) - 1
 
 def _all_inputs_index(index: int, what: str) -> None:
     if index != ALL_INPUTS_INDEX:
-        raise AclError(100000, f"{what}: index must be -1 (all inputs), got {index}")
+        raise AclError(ErrorCode.ACL_ERROR_INVALID_PARAM,
+                       f"{what}: index must be -1 (all inputs), got {index}")
 
 
 def dynamic_gear_count(s: Session, handle: int, index: int) -> int:
@@ -425,8 +433,9 @@ def input_dynamic_dims(s: Session, handle: int, index: int,
     _all_inputs_index(index, "acl.mdl.get_input_dynamic_dims")
     gears = [tuple(g) for g in om.dynamic_dims]
     if gear_count < len(gears):
-        raise AclError(100000, f"gear_count {gear_count} is less than the model's "
-                               f"{len(gears)} dims gears (acl.mdl.get_input_dynamic_gear_count)")
+        raise AclError(ErrorCode.ACL_ERROR_INVALID_PARAM,
+                       f"gear_count {gear_count} is less than the model's "
+                       f"{len(gears)} dims gears (acl.mdl.get_input_dynamic_gear_count)")
     out = []
     for g in gears:
         dims = _all_dims(om, g)
@@ -507,15 +516,18 @@ def set_gear(s: Session, th: HostThread, cid: int, mid: int, handle: int, index:
     if not values or any(v <= 0 for v in values):
         what = {KIND_BATCH: "batch size", KIND_HW: "height and width",
                 KIND_DIMS: "dims"}[kind]
-        raise AclError(100000, f"{_SETTER[kind]}: the {what} must be positive (and dims not "
-                               f"empty), got {list(values)}")
+        raise AclError(ErrorCode.ACL_ERROR_INVALID_PARAM,
+                       f"{_SETTER[kind]}: the {what} must be positive (and dims not "
+                       f"empty), got {list(values)}")
     if not 0 <= index < len(ds.buffers):
-        raise AclError(100000, f"the dataset has no buffer at index {index} (it has "
-                               f"{len(ds.buffers)}): pass the index of the "
-                               f"{SHAPE_DATA_NAME} input, from acl.mdl.get_input_index_by_name")
+        raise AclError(ErrorCode.ACL_ERROR_INVALID_PARAM,
+                       f"the dataset has no buffer at index {index} (it has "
+                       f"{len(ds.buffers)}): pass the index of the "
+                       f"{SHAPE_DATA_NAME} input, from acl.mdl.get_input_index_by_name")
     b = s.data_buffer(ds.buffers[index])
     if b.addr == 0:
-        raise AclError(100000, f"the data buffer at index {index} has a null address")
+        raise AclError(ErrorCode.ACL_ERROR_INVALID_PARAM,
+                       f"the data buffer at index {index} has a null address")
     if kind != KIND_DIMS:  # GE checks the length before it looks the model up
         _check_length(b.size, 4 * len(values), index)
     lm = model(s, mid, MODEL_ID_CODE)
@@ -529,11 +541,12 @@ def set_gear(s: Session, th: HostThread, cid: int, mid: int, handle: int, index:
     if index != want:
         names = [d.name for d in om.acl_inputs]
         what = f"input {names[index]!r}" if index < len(names) else "no model input"
-        raise AclError(100000, f"index {index} is {what}, not the gear input: pass {want}, the "
-                               f"index of {SHAPE_DATA_NAME} (from "
-                               f"acl.mdl.get_input_index_by_name(desc, \"{SHAPE_DATA_NAME}\")); "
-                               f"real ACL would write the gear into buffer {index} and "
-                               "return 0, corrupting it")
+        raise AclError(ErrorCode.ACL_ERROR_INVALID_PARAM,
+                       f"index {index} is {what}, not the gear input: pass {want}, the "
+                       f"index of {SHAPE_DATA_NAME} (from "
+                       f"acl.mdl.get_input_index_by_name(desc, \"{SHAPE_DATA_NAME}\")); "
+                       f"real ACL would write the gear into buffer {index} and "
+                       "return 0, corrupting it")
     width = 8 if b.size >= 8 * len(gear) else 4
     payload = b"".join(v.to_bytes(width, "little") for v in gear)
     write_input_params(s, th, cid, b.addr, payload, f"the {SHAPE_DATA_NAME} buffer",
@@ -627,7 +640,7 @@ def execute(s: Session, th: HostThread, cid: int, mid: int, in_ds: int, out_ds: 
     current gear needs is 145000, as for a static model. Output shapes follow the gear.
     """
     if in_ds == 0 or out_ds == 0:
-        raise AclError(100000, "input or output dataset is null")
+        raise AclError(ErrorCode.ACL_ERROR_INVALID_PARAM, "input or output dataset is null")
     lm = model(s, mid, MODEL_ID_CODE)
     _check_ctx(s, th, lm, "execute")
     st = s.stream(th, stream) if stream is not None else None
@@ -643,8 +656,9 @@ def execute(s: Session, th: HostThread, cid: int, mid: int, in_ds: int, out_ds: 
                      "to a dynamic model; add a buffer of "
                      f"acl.mdl.get_input_size_by_index(desc, {shape_at}) bytes for it and pass "
                      f"{shape_at} to {_SETTER[om.dynamic_kind]}")
-        raise AclError(100000, f"the input dataset has {len(ins.buffers)} buffer(s), the model "
-                               f"has {n_in} inputs (acl.mdl.get_num_inputs){extra}")
+        raise AclError(ErrorCode.ACL_ERROR_INVALID_PARAM,
+                       f"the input dataset has {len(ins.buffers)} buffer(s), the model "
+                       f"has {n_in} inputs (acl.mdl.get_num_inputs){extra}")
     gear = ins.gear if dynamic else None
     if dynamic and (gear is None or gear not in om.gears):
         kind = om.dynamic_kind
@@ -656,8 +670,9 @@ def execute(s: Session, th: HostThread, cid: int, mid: int, in_ds: int, out_ds: 
     in_specs, out_specs = om.input_specs(gear), om.output_specs(gear)
     limits = [om.input_size(i) for i in range(len(in_specs))]
     if len(outs.buffers) < len(out_specs):
-        raise AclError(100000, f"the output dataset has {len(outs.buffers)} buffer(s), the "
-                               f"model produces {len(out_specs)}")
+        raise AclError(ErrorCode.ACL_ERROR_INVALID_PARAM,
+                       f"the output dataset has {len(outs.buffers)} buffer(s), the "
+                       f"model produces {len(out_specs)}")
     t = Task(TaskKind.MODEL, st, cid, th.clock, Engine.AICORE, 0)
     t.label = f"model {mid}"
     all_specs = list(in_specs)
@@ -669,7 +684,7 @@ def execute(s: Session, th: HostThread, cid: int, mid: int, in_ds: int, out_ds: 
         b = s.data_buffer(ins.buffers[i])
         need = spec.nbytes
         if b.size == 0:
-            raise AclError(100000, f"input {i} has an empty data buffer")
+            raise AclError(ErrorCode.ACL_ERROR_INVALID_PARAM, f"input {i} has an empty data buffer")
         if b.size + INPUT_SLACK < need:
             at = f" at {_gear_label(om, gear)}" if gear else ""
             raise AclError(UNDERSIZED_INPUT_CODE,
@@ -726,12 +741,13 @@ def execute(s: Session, th: HostThread, cid: int, mid: int, in_ds: int, out_ds: 
 
 def _io_region(s: Session, addr: int, what: str) -> Any:
     if addr == 0:
-        raise AclError(100000, f"{what} has a null data buffer")
+        raise AclError(ErrorCode.ACL_ERROR_INVALID_PARAM, f"{what} has a null data buffer")
     r = _resolve_start(s, addr, what)
     # In the device run mode (RC, on the board) host memory is device memory too.
     if r.kind in (HOST_PINNED, HOST_PAGEABLE) and s.run_mode == "host":
-        raise AclError(100000, f"{what} points at host memory: model inputs and outputs must "
-                               "be device memory (acl.rt.malloc), copy the data there first")
+        raise AclError(ErrorCode.ACL_ERROR_INVALID_PARAM,
+                       f"{what} points at host memory: model inputs and outputs must "
+                       "be device memory (acl.rt.malloc), copy the data there first")
     return r
 
 

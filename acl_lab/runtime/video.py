@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..constants import ErrorCode
 from .compute import _lookup, queue_device_task
 from .dvpp import (
     ACL_ERROR_INVALID_PARAM,
@@ -207,8 +208,9 @@ def destroy_desc(s: Session, cid: int, handle: int, venc: bool) -> None:
     d: Any = venc_desc(s, handle) if venc else vdec_desc(s, handle)
     if d.channel is not None:
         fam = "venc" if venc else "vdec"
-        raise AclError(148051, f"{fam} channel desc {handle:#x} still has a channel: call "
-                               f"acl.media.{fam}_destroy_channel(desc) first")
+        raise AclError(ErrorCode.ACL_ERROR_RELATIVE_RESOURCE_NOT_CLEARED,
+                       f"{fam} channel desc {handle:#x} still has a channel: call "
+                       f"acl.media.{fam}_destroy_channel(desc) first")
     if venc and d.ring:
         s.free(s.thread(), cid, d.ring, "dvpp")
         d.ring = 0
@@ -324,9 +326,10 @@ def _wait_frames(s: Session, th: HostThread, cid: int, ch: CodecChannel, api: st
 def _live_stream(ch: CodecChannel, api: str) -> None:
     """507000 when the channel's stream went with its context (RT_ERROR_STREAM_INVALID)."""
     if not ch.stream.alive:
-        raise AclError(507000, f"{api}: the channel's stream was destroyed with its context "
-                               "(acl.rt.destroy_context or reset_device); destroy the channel "
-                               "before its context")
+        raise AclError(ErrorCode.ACL_ERROR_RT_INTERNAL_ERROR,
+                       f"{api}: the channel's stream was destroyed with its context "
+                       "(acl.rt.destroy_context or reset_device); destroy the channel "
+                       "before its context")
 
 
 def _queue_callback(s: Session, th: HostThread, cid: int, ch: CodecChannel,

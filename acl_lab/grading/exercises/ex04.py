@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from ... import zoo
-from ...constants import explain
+from ...constants import ErrorCode, explain
 from ...runtime.model import OmModel, load_om
 from ..provenance import device_result
 from ..rubric import Exercise, Hidden, Item, Run, Verdict, register
@@ -423,7 +423,8 @@ def _no_context_not_set(run: Run) -> Verdict:
     setters = {int(calls["thread"][c]) for c in sets}
     failing = sorted({t for f in found for t in f.ids.get("threads", ())})
     if sets and setters <= {main} and not setters & set(failing):
-        fails = [c for f in found for c in f.calls if int(calls["ret"][c]) == 107002]
+        fails = [c for f in found for c in f.calls
+                 if int(calls["ret"][c]) == ErrorCode.ACL_ERROR_RT_CONTEXT_NULL]
         first = (f" (the first: {run.trace.call_name(min(fails))} at {run.site(min(fails))})"
                  if fails else "")
         return False, (f"context bound in the main thread instead of the worker: "
