@@ -8,6 +8,7 @@ import json
 import tracemalloc
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import acl_lab
@@ -92,3 +93,15 @@ def test_save_does_not_hold_the_document(large: Trace, tmp_path: Path) -> None:
     finally:
         tracemalloc.stop()
     assert peak < size // 2, (peak, size)
+
+
+@pytest.mark.parametrize("values", [
+    [], [7], [7, 7], [1, 2], [1, 2, 3] * 7 + [1], [-1] * 100, list(range(9)) * 3,
+    [-(1 << 63), (1 << 63) - 1] * 9, list(range(8)) * 3 + [0, 1], [5, 5, 5, 6],
+])
+def test_column_slices_are_the_json_of_their_values(values: list[int]) -> None:
+    """A slice that repeats a short pattern (written as the pattern's text repeated) and one
+    that does not give the bytes json.dumps gives."""
+    arr = np.asarray(values, dtype=np.int64)
+    want = json.dumps(values, separators=(",", ":"))[1:-1].encode()
+    assert trace_mod._json_ints(arr) == want
