@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from ...constants import ACL_ERROR_INVALID_PARAM, ACL_ERROR_RT_PARAM_INVALID
+from ...constants import ErrorCode
 from ..schema import ALLOC_KINDS, ARG_PTR, PTR_OFFSET_MASK, PTR_SHIFT
 from .base import Finding, human_bytes, int_array
 from .resources import call_ints
@@ -47,8 +47,9 @@ FREE_OF_KIND = {kind: api for api, kind in FREE_APIS.items()}
 _ON_DEVICE = frozenset({_DEVICE, _DVPP})
 #: allocation kinds whose frees the runtime accepts for each other (device and DVPP)
 _CROSS_FREEABLE = _ON_DEVICE
-_ACL_ERROR_INVALID = ACL_ERROR_RT_PARAM_INVALID
-_ACL_ERROR_NULL = ACL_ERROR_INVALID_PARAM
+_INVALID = ErrorCode.ACL_ERROR_RT_PARAM_INVALID
+_NULL = ErrorCode.ACL_ERROR_INVALID_PARAM
+_MEM_ERROR = ErrorCode.ACL_ERROR_RT_DEVICE_MEM_ERROR
 _FREED_REASON = "was freed before the task ran"
 _PAST_END = re.compile(r"runs (\d+) bytes past the end of .*?\((\d+) bytes\)")
 #: At most this many distinct sites are spelled out in one message.
@@ -254,7 +255,7 @@ def _classify_free_now(ev: _Evidence, cid: int) -> tuple[str, str, int] | None:
         if first is not None and first < cid:
             return ("double_free" if off == 0 else "invalid_free",
                     "double" if off == 0 else "middle_freed", alloc)
-        if ret != _ACL_ERROR_INVALID:
+        if ret != _INVALID:
             return None
         kind = ev.alloc_kind(alloc)
         if kind == 3:
@@ -264,9 +265,9 @@ def _classify_free_now(ev: _Evidence, cid: int) -> tuple[str, str, int] | None:
         if FREE_APIS[t.call_name(cid)] != kind:
             return "invalid_free", "wrong_api", alloc
         return None
-    if ret == _ACL_ERROR_NULL and (arg is None or arg == 0):
+    if ret == _NULL and (arg is None or arg == 0):
         return "invalid_free", "null", -1
-    if ret == _ACL_ERROR_INVALID and isinstance(arg, int):
+    if ret == _INVALID and isinstance(arg, int):
         return "invalid_free", "unknown", -1
     return None
 
@@ -291,7 +292,7 @@ def double_frees(trace: Any) -> list[Finding]:
         firsts = [ev.freed_by[a] for a in g.allocs]
         msg = (f"{api} at {file}:{line} freed memory that was already freed"
                f"{_times(n)}: {_alloc_text(ev, g.allocs)} was first freed at "
-               f"{_sites_text(ev, firsts)}; the second free failed with 107000. "
+               f"{_sites_text(ev, firsts)}; the second free failed with {_INVALID:d}. "
                "Rule: free each allocation exactly once; after the first free the pointer is "
                "dangling and the allocator may already have given its address to someone else. "
                "Fix: remove the second free, or set the variable to None (or 0) right after "
@@ -333,7 +334,8 @@ _INVALID_TEXT = {
                 "free only pointers returned by the matching malloc, and only once",
                 "pass the pointer acl.rt.malloc (or malloc_host / dvpp_malloc) returned; "
                 "check that the variable was not overwritten or computed"),
-    "null": ("{api} at {file}:{line} was given a null pointer (it failed with 100000)",
+    "null": ("{api} at {file}:{line} was given a null pointer (it failed with "
+             f"{_NULL:d})",
              "free needs a pointer from the matching malloc; a null pointer usually means the "
              "malloc failed or the variable was never set",
              "check the malloc's ret before using the pointer, and skip the free when "
@@ -483,7 +485,7 @@ def frees_in_flight(trace: Any) -> list[Finding]:
             queued += " and others"
         streams = " and ".join(dict.fromkeys(_stream_label(trace, t) for t in g.tasks))
         n = len(set(g.main))
-        ran = ("the task then failed with 507053 because its memory was gone"
+        ran = (f"the task then failed with {_MEM_ERROR:d} because its memory was gone"
                if any(t in failed for t in g.tasks) else
                "the task was still reading it when the free returned")
         msg = (f"{api} at {file}:{line} freed {_alloc_text(ev, g.allocs)} while a task "
@@ -570,9 +572,9 @@ def out_of_bounds(trace: Any) -> list[Finding]:
         elif reads:
             what = ("; real ACL copies the bytes that follow the buffer (it does not know a "
                     "host buffer's size); here they were not mapped, so the copy was refused "
-                    "with 107000; on a card the driver fails or the process crashes")
+                    f"with {_INVALID:d}; on a card the driver fails or the process crashes")
         else:
-            what = "; the runtime refused it with 507053"
+            what = f"; the runtime refused it with {_MEM_ERROR:d}"
         msg = (f"{api} at {file}:{line} accessed memory past the end of "
                f"{_alloc_text(ev, g.allocs)}{usable}: the range ran {far} bytes past its end"
                f"{_times(n)}{what}. "
@@ -768,7 +770,7 @@ def memcpy_kind_mismatches(trace: Any) -> list[Finding]:
         api = trace.call_name(g.main[0])
         n = len(g.main)
         if refused:
-            what = ("returned 107000 and copied nothing. Rule: for pageable host memory "
+            what = (f"returned {_INVALID:d} and copied nothing. Rule: for pageable host memory "
                     "(numpy arrays, bytes, Python buffers) the runtime checks the kind "
                     "against the pointers and refuses a kind that cannot be right")
         else:

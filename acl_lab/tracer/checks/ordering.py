@@ -36,6 +36,7 @@ from typing import Any
 
 import numpy as np
 
+from ...constants import ErrorCode
 from ...runtime.objects import OBJ_EVENT, OBJ_STREAM
 from ..happens_before import (
     SYNC,
@@ -91,26 +92,105 @@ def races(trace: Any) -> list[Finding]:
     return out
 
 
+def _may_race(trace: Any) -> np.ndarray:
+    """The access rows that can take part in a race, in task order (a stable sort).
+
+    Left out, with the same findings (none of them can be half of a reported pair, and each
+    allocation's interval map is its own): accesses of tasks that never ran (the walk skips
+    them), empty ones and those of no allocation, and every access to an allocation that
+
+    * only one timeline touches, or that nothing writes (a race needs two timelines and a
+      write), or
+    * one host thread and streams touch, where no two streams' accesses conflict (one stream,
+      or the streams only read) and every host access comes from a call before the first
+      call that queued a stream access to it, all of them calls of that thread: each
+      conflicting pair is then a host task, ordered by the thread's program order before the
+      call that queued the other task (the submission edge). A pinned buffer filled by the
+      host and then read by a stream loop is this case.
+
+    The walk then visits the happens-before graph only when some access is left, and ticks
+    only the tasks that made one (a clock over fewer points orders them the same way).
+    """
+    acc, tasks, calls = trace.accesses, trace.tasks, trace.calls
+    nt, nc = tasks.rows, calls.rows
+    task = acc["task"].astype(np.int64)
+    alloc = acc["alloc"].astype(np.int64)
+    keep = (task >= 0) & (task < nt) & (alloc >= 0) & (acc["length"] > 0)
+    ran = tasks["start_ns"] >= 0
+    ran[trace.failures["task"][(trace.failures["task"] >= 0)
+                               & (trace.failures["task"] < nt)]] = False
+    keep[keep] = ran[task[keep]]
+    rows = np.nonzero(keep)[0]
+    if not len(rows):
+        return rows
+    t, a = task[rows], alloc[rows]
+    write = acc["write"][rows] != 0
+    t_call = tasks["call"][t].astype(np.int64)
+    call_ok = (t_call >= 0) & (t_call < nc)
+    thread = np.where(call_ok, calls["thread"][np.where(call_ok, t_call, 0)], 0).astype(np.int64)
+    stream = tasks["stream"][t].astype(np.int64)
+    host = stream < 0
+    key = np.where(host, host_key(0) - thread, stream)  # happens_before's timeline keys
+    # first, in one pass, the allocations two timelines touch and something writes
+    na = int(a.max()) + 1
+    some_key = np.zeros(na, dtype=np.int64)
+    some_key[a] = key
+    two = np.bincount(a[key != some_key[a]], minlength=na) > 0
+    two &= np.bincount(a[write], minlength=na) > 0
+    if not two.any():
+        return rows[:0]
+    sub = np.nonzero(two[a])[0]
+    rows, t, a, write, t_call, thread, host, key, call_ok = (
+        x[sub] for x in (rows, t, a, write, t_call, thread, host, key, call_ok))
+    # then per allocation (the rows sorted by it), minima and maxima: sentinels leave rows out
+    by = np.argsort(a, kind="stable")
+    rows, t, a, write, t_call, thread, host, key, call_ok = (
+        x[by] for x in (rows, t, a, write, t_call, thread, host, key, call_ok))
+    cuts = np.concatenate(([0], np.nonzero(a[1:] != a[:-1])[0] + 1))
+    big, small = np.iinfo(np.int64).max, np.iinfo(np.int64).min
+
+    def lo(values: np.ndarray, mask: np.ndarray | None = None) -> np.ndarray:
+        return np.minimum.reduceat(values if mask is None else np.where(mask, values, big),
+                                   cuts)
+
+    def hi(values: np.ndarray, mask: np.ndarray | None = None) -> np.ndarray:
+        return np.maximum.reduceat(values if mask is None else np.where(mask, values, small),
+                                   cuts)
+
+    contested = (lo(key) != hi(key)) & (hi(write.astype(np.int64)) > 0)
+    stream_side = ~host
+    one_host = (lo(key, host) == hi(key, host)) & (hi(key, host) != small)
+    # the allocation's host thread (when it has one) beside each row
+    host_thread = np.repeat(host_key(0) - hi(key, host), np.diff(np.append(cuts, len(a))))
+    foreign = stream_side & (thread != host_thread)
+    streams_agree = ((lo(key, stream_side) == hi(key, stream_side))
+                     | (hi(write.astype(np.int64), stream_side) <= 0))
+    ordered_by_program = (one_host & streams_agree & (hi(foreign.astype(np.int64)) == 0)
+                          & (lo(call_ok.astype(np.int64)) == 1)
+                          & (hi(t_call, host) < lo(t_call, stream_side)))
+    contested &= ~ordered_by_program
+    inv = np.repeat(np.arange(len(cuts)), np.diff(np.append(cuts, len(a))))
+    rows = rows[contested[inv]]
+    return rows[np.argsort(task[rows], kind="stable")]
+
+
 def _find_races(trace: Any) -> list[_Race]:
-    """Walk the happens-before graph once and check every access against the interval map."""
+    """Walk the happens-before graph once and check every access that may race (``_may_race``)
+    against the interval map."""
+    rows = _may_race(trace)
+    if not len(rows):
+        return []
     g = _Graph(trace)
     acc = trace.accesses
     nt = g.nt
     # Columns as int64 arrays, not lists: two million accesses as Python ints would be
     # hundreds of MB (an array holds 8 bytes per value and makes an int only when read).
-    task_np = acc["task"].astype(np.int64)
     a_off, a_len = int_array(acc["offset"]), int_array(acc["length"])
     a_alloc, a_write = int_array(acc["alloc"], True), int_array(acc["write"], True)
-    valid = (task_np >= 0) & (task_np < nt)
-    first = int_array(np.concatenate(([0], np.cumsum(np.bincount(task_np[valid], minlength=nt)))))
-    # accesses are appended task by task (a range then); sort if a trace was built otherwise
-    order: range | array[int]
-    if bool(valid.all()) and bool(np.all(task_np[1:] >= task_np[:-1])):
-        order = range(len(task_np))
-    else:
-        idx = np.nonzero(valid)[0]
-        order = int_array(idx[np.argsort(task_np[idx], kind="stable")])
-    del task_np, valid
+    first = int_array(np.concatenate((
+        [0], np.cumsum(np.bincount(acc["task"][rows].astype(np.int64), minlength=nt)))))
+    order = int_array(rows)
+    del rows
     ran = g.ran
     segs: dict[int, tuple[list[int], list[tuple[Ref | None, tuple[Ref, ...]]]]] = {}
     seen_pairs: set[tuple[int, int]] = set()
@@ -674,7 +754,8 @@ def _wait_finding(trace: Any, f: str, ln: int, new_mode: bool, cs: list[int]) ->
                "acl.rt.stream_wait_event.")
         sev = "warning"
     else:
-        msg = (f"acl.rt.stream_wait_event at {f}:{ln}{times} returned 107000 "
+        msg = (f"acl.rt.stream_wait_event at {f}:{ln}{times} returned "
+               f"{ErrorCode.ACL_ERROR_RT_PARAM_INVALID:d} "
                f"(ACL_ERROR_RT_PARAM_INVALID): {ev_txt} had never been recorded. Rule: a "
                "legacy event (create_event / create_event_with_flag) must be recorded with "
                "acl.rt.record_event before any stream waits on it; waiting first is an error, "

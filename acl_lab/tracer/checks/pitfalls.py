@@ -32,6 +32,7 @@ from typing import Any
 
 import numpy as np
 
+from ...constants import ErrorCode
 from ...runtime.objects import OBJ_CONTEXT
 from ..schema import ALLOC_KINDS, TASK_KINDS
 from . import memory, resources
@@ -41,6 +42,10 @@ _ERROR = re.compile(r"^(-?\d+): (.*)$", re.S)
 _NEEDS = re.compile(r"needs (\d+) bytes.*holds (\d+)", re.S)
 _IO = re.compile(r"\b(input|output) (\d+)\b")
 _TASK_MODEL = TASK_KINDS.index("model")
+_GE_INVALID = ErrorCode.ACL_ERROR_GE_PARAM_INVALID
+_NO_CONTEXT = ErrorCode.ACL_ERROR_RT_CONTEXT_NULL
+_STREAM_CONTEXT = ErrorCode.ACL_ERROR_RT_STREAM_CONTEXT
+_MODEL_CONTEXT = ErrorCode.ACL_ERROR_RT_MODEL_CONTEXT
 _MODEL_EXECUTES = ("acl.mdl.execute", "acl.mdl.execute_async")
 
 #: file suffixes of C and C++ sources: their findings give C advice (no try/finally there)
@@ -215,7 +220,8 @@ def error_path_leak(trace: Any, rows: list[int], leaked: list[int]) -> Finding:
 def size_mismatch(trace: Any) -> list[Finding]:
     """Model and op buffers whose size does not match the model or the desc."""
     out: list[Finding] = []
-    failed = [(c, code, msg) for c, code, msg in error_calls(trace, (145000, 100000))
+    codes = (_GE_INVALID, ErrorCode.ACL_ERROR_INVALID_PARAM)
+    failed = [(c, code, msg) for c, code, msg in error_calls(trace, codes)
               if (m := _NEEDS.search(msg)) and int(m.group(2)) < int(m.group(1))]
     by_site: dict[tuple[str, int], list[tuple[int, int, str]]] = defaultdict(list)
     for c, code, msg in failed:
@@ -227,8 +233,9 @@ def size_mismatch(trace: Any) -> list[Finding]:
         model = api.startswith("acl.mdl.")
         if model:
             rule = ("a model input buffer may be at most 64 bytes smaller than "
-                    "acl.mdl.get_input_size_by_index(desc, i) (GE rejects more with 145000; a "
-                    "larger one is only a warning), and an output buffer must hold "
+                    "acl.mdl.get_input_size_by_index(desc, i) (GE rejects more with "
+                    f"{_GE_INVALID:d}; a larger one is only a warning), and an output buffer "
+                    "must hold "
                     "acl.mdl.get_output_size_by_index(desc, i) bytes")
             fix = ("allocate and describe each buffer with the size the model desc gives "
                    "(get_input_size_by_index / get_output_size_by_index), and convert your "
@@ -453,7 +460,7 @@ def _covered(lo: int, hi: int, spans: list[tuple[int, int]]) -> int:
 def context_not_set(trace: Any) -> list[Finding]:
     """Calls that returned 107002, by thread: where the thread's context should come from."""
     late = {x.call for x in resources.late_releases(trace)}
-    fails = [c for c, _, _ in error_calls(trace, (107002,)) if c not in late]
+    fails = [c for c, _, _ in error_calls(trace, (_NO_CONTEXT,)) if c not in late]
     if not fails:
         return []
     calls = trace.calls
@@ -473,7 +480,7 @@ def context_not_set(trace: Any) -> list[Finding]:
                             for (n, (f, ln)), k in sorted(where.items(), key=lambda x: x[0][1]))
         origin, origin_calls = _context_origin(trace, int(calls["thread"][first]), first)
         who = "thread" if len(per_thread) == 1 else f"{len(per_thread)} threads"
-        msg = (f"{trace.call_name(first)} at {file}:{line} returned 107002 (no current "
+        msg = (f"{trace.call_name(first)} at {file}:{line} returned {_NO_CONTEXT:d} (no current "
                f"context) in {who}: {names}. The calls that failed for want of a context: "
                f"{listing}. Rule: the current context is per thread, and a new thread "
                "(threading.Thread or acl.util.start_thread) starts with none; set_device, "
@@ -547,7 +554,7 @@ def _context_after(trace: Any, cid: int) -> int:
 
 def wrong_context(trace: Any) -> list[Finding]:
     """Calls that returned 107003 (stream of another context) or 107004 (model of another)."""
-    fails = error_calls(trace, (107003, 107004))
+    fails = error_calls(trace, (_STREAM_CONTEXT, _MODEL_CONTEXT))
     if not fails:
         return []
     calls, o = trace.calls, trace.objects
@@ -564,7 +571,7 @@ def wrong_context(trace: Any) -> list[Finding]:
         ev: list[str] = []
         ev_calls: list[int] = []
         owner = -1
-        if code == 107003:
+        if code == _STREAM_CONTEXT:
             streams = [handles[h] for h in resources.call_ints(trace, c)
                        if h in handles and int(o["kind"][handles[h]]) == 1]
             if streams:
@@ -596,7 +603,7 @@ def wrong_context(trace: Any) -> list[Finding]:
         rule = ("a stream belongs to the context that was current when it was created, and "
                 "every call that queues work on it (memcpy_async, record_event, "
                 "launch_callback, execute_async, destroy_stream...) must run while that "
-                "context is current" if code == 107003 else
+                "context is current" if code == _STREAM_CONTEXT else
                 "a model is loaded, executed and unloaded in one context")
         msg = (f"{api} at {file}:{line} returned {code}{many}: {text}. Rule: {rule}. "
                f"Evidence: {'; '.join(ev) or 'see the call'}. Fix: call "
@@ -685,8 +692,9 @@ def read_only_destination(trace: Any) -> list[Finding]:
         n = len(cids)
         msg = (f"{trace.call_name(cids[0])} at {file}:{line} tried to write into memory the "
                f"program may not write ({_times(n)}): {text}. The runtime refused it with "
-               "107000 and wrote nothing. Rule: a copy or memset destination must be "
-               "writable memory: a bytes object is immutable (Python may share one, an "
+               f"{ErrorCode.ACL_ERROR_RT_PARAM_INVALID:d} and wrote nothing. Rule: a copy or "
+               "memset destination must be writable memory: a bytes object is immutable "
+               "(Python may share one, an "
                "interned b\"A\" for instance, all over the process, so writing into it "
                "changes every use), and a read-only numpy array or page (np.memmap "
                "mode='r', a PROT_READ mmap) crashes the interpreter with SIGSEGV on real "
