@@ -32,7 +32,8 @@ import numpy as np
 
 from .acl._boundary import acl_api
 from .constants import ErrorCode
-from .runtime.compute import kernel_ns, queue_device_task
+from .runtime.compute import queue_device_task
+from .runtime.costs import aclnn_cost
 from .runtime.errors import AclError
 from .runtime.memory import DEVICE, DVPP, KIND_NAMES
 from .runtime.objects import OBJ_ACLNN_EXECUTOR, OBJ_ACLNN_SCALAR, OBJ_ACLNN_TENSOR
@@ -368,9 +369,9 @@ def _run(s: S, th: Any, cid: int, api: str, workspace: int, workspace_size: int,
                        f"workspace {workspace:#x} has {r.end - workspace} bytes left in "
                        f"allocation #{r.id}, {api} needs {need}")
         writes.append((workspace, need, "aclnn workspace"))
-    queue_device_task(s, th, cid, st, TaskKind.KERNEL, Engine.AICORE,
-                      kernel_ns(s, ex.flops, ex.nbytes, ex.dtype), ex.reads, writes,
-                      ex.kernel, f"aclnn {api}", units=s.profile.aicore_count)
+    ns, cores = aclnn_cost(s.profile, ex.flops, ex.nbytes, ex.dtype)
+    queue_device_task(s, th, cid, st, TaskKind.KERNEL, Engine.AICORE, ns, ex.reads, writes,
+                      ex.kernel, f"aclnn {api}", units=cores)
     ex.runs += 1
     if not ex.repeatable:
         ex.alive = False

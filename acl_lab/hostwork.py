@@ -9,10 +9,11 @@ pseudo-call named ``acl_lab.host_work`` (like the ``acl_lab.exit`` pseudo-call o
 ``Session.finish``), so the timeline shows it on the thread's lane and device work that runs
 meanwhile overlaps it.
 
-The helpers below turn work into nanoseconds from the rates of one ``HostProfile``, the one
-place the host's figures live; each rate says where such a number comes from. They are
-approximate, order-of-magnitude figures for one core of an x86 server, not measurements of the
-machine running the emulator.
+The helpers ``jpeg_decode_ns``, ``preprocess_ns``, ``first_touch_ns`` and ``preprocess_ns_of``
+turn work into nanoseconds from the rates of one ``HostProfile``: the formulas are the cost
+model's (``runtime.costs``), the rates live with the device profiles (``runtime.profiles``),
+each saying where such a number comes from. They are approximate, order-of-magnitude figures
+for one core of an x86 server, not measurements of the machine running the emulator.
 
 Example::
 
@@ -25,90 +26,22 @@ as ``acl_lab.host_preprocess``: that is the host work a grader can trust.
 
 from __future__ import annotations
 
-import numbers
 import sys
-from dataclasses import dataclass
 from typing import Any
+
+from .runtime.costs import (
+    first_touch_ns,
+    jpeg_decode_ns,
+    non_negative,
+    preprocess_ns,
+    preprocess_ns_of,
+)
+from .runtime.profiles import DEFAULT_HOST, HostProfile
 
 #: The pseudo-call name ``host_work`` records in the trace.
 HOST_WORK_CALL = "acl_lab.host_work"
 #: The pseudo-call name ``preprocess_image`` records (measured work: graders count it).
 HOST_PREPROCESS_CALL = "acl_lab.host_preprocess"
-
-
-@dataclass(frozen=True)
-class HostProfile:
-    """The host CPU as data: rates of the work an inference program does on one core.
-
-    Args:
-        name: a label for the profile.
-        jpeg_decode_pixels_per_ns: baseline (Huffman, 4:2:0) JPEG decoding with
-            libjpeg-turbo, the decoder behind Pillow and OpenCV, on one core. libjpeg-turbo's
-            published benchmarks put decompression of photographic images at the order of
-            100-200 Mpixel/s on one x86 core; 150 Mpixel/s (0.15 pixel/ns) is the middle.
-        stream_bytes_per_ns: bytes per ns one core moves through simple vectorised passes
-            over memory (an OpenCV resize, NumPy casts, normalisation, a transpose copy),
-            counting every pass's reads and writes. About 8 GB/s: a little below the
-            10-12 GB/s a single core reaches in a STREAM copy, since each pass also computes.
-        page_fault_ns: the first touch of a fresh anonymous 4 KiB page: a minor page fault
-            (trap, page allocation, page-table update: about 0.5 µs of kernel time) plus
-            clearing the page (4 KiB at about 16 GB/s: 0.25 µs).
-        page_bytes: the page size of those faults (4 KiB, no transparent huge pages).
-    """
-
-    name: str = "x86 server core"
-    jpeg_decode_pixels_per_ns: float = 0.15
-    stream_bytes_per_ns: float = 8.0
-    page_fault_ns: int = 750
-    page_bytes: int = 4096
-
-
-#: The host profile the helpers use by default.
-DEFAULT_HOST = HostProfile()
-
-
-def _non_negative(value: float, what: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{what} must be a number, got {value!r}")
-    if not value >= 0:  # also rejects NaN
-        raise ValueError(f"{what} must be >= 0, got {value!r}")
-    return float(value)
-
-
-def jpeg_decode_ns(width: int, height: int, host: HostProfile = DEFAULT_HOST) -> int:
-    """CPU time to decode a ``width`` x ``height`` baseline JPEG on one core.
-
-    >>> jpeg_decode_ns(1280, 720)  # 921,600 pixels at 150 Mpixel/s
-    6144000
-    """
-    pixels = _non_negative(width, "width") * _non_negative(height, "height")
-    return round(pixels / host.jpeg_decode_pixels_per_ns)
-
-
-def preprocess_ns(nbytes: int, host: HostProfile = DEFAULT_HOST) -> int:
-    """CPU time of preprocessing passes that read and write ``nbytes`` in total.
-
-    Count every pass: a resize reads its source and writes its result, a cast reads and
-    writes, and so on (``acl_lab.ladder.preprocess_bytes`` counts the usual ResNet-50 ones).
-
-    >>> preprocess_ns(8_000_000)  # 8 MB at 8 GB/s
-    1000000
-    """
-    return round(_non_negative(nbytes, "nbytes") / host.stream_bytes_per_ns)
-
-
-def first_touch_ns(nbytes: int, host: HostProfile = DEFAULT_HOST) -> int:
-    """Page-fault cost of writing ``nbytes`` of freshly allocated pageable memory.
-
-    A buffer the program allocates anew (a new NumPy array, ``bytes`` object, decoder
-    output) is backed by pages the kernel maps and zeroes on first touch; a buffer reused
-    from the previous image is not. Counts whole pages.
-
-    >>> first_touch_ns(602_112)  # one 224x224x3 float32 image: 147 pages
-    110250
-    """
-    pages = -(-int(_non_negative(nbytes, "nbytes")) // host.page_bytes)
-    return pages * host.page_fault_ns
 
 
 def host_work(ns: int, what: str = "host work") -> None:
@@ -128,7 +61,7 @@ def host_work(ns: int, what: str = "host work") -> None:
     """
     from .runtime.session import current_session
 
-    cost = round(_non_negative(ns, "ns"))
+    cost = round(non_negative(ns, "ns"))
     s = current_session()
     assert s is not None  # created on first use
     frame = sys._getframe(1)
@@ -136,20 +69,6 @@ def host_work(ns: int, what: str = "host work") -> None:
         th, cid, _ = s.api_enter(HOST_WORK_CALL, cost, (cost, str(what)), 0,
                                  frame.f_code.co_filename, frame.f_lineno)
         s.api_exit(th, cid, 0)
-
-
-def preprocess_ns_of(width: int, height: int, size: int, fresh: bool,
-                     host: HostProfile = DEFAULT_HOST) -> int:
-    """What ``preprocess_image`` charges for a ``width`` x ``height`` JPEG made into a
-    ``3 x size x size`` float32 input: decoding, the passes over memory (resize, cast,
-    subtract, divide, CHW copy: bytes read and written) and, when ``fresh``, the first touch
-    of every new buffer."""
-    n = size * size * 3
-    rgb = width * height * 3
-    ns = jpeg_decode_ns(width, height, host) + preprocess_ns(rgb + 30 * n, host)
-    if fresh:
-        ns += first_touch_ns(rgb + 17 * n, host)
-    return ns
 
 
 def preprocess_image(jpeg: bytes, size: int, mean: Any, std: Any, out: Any = None,

@@ -28,7 +28,7 @@ profile ``acl_lab.runtime.profiles``), plus the programs' own CPU work, declared
 ``acl_lab.host_work`` at the rates of ``acl_lab.hostwork.HostProfile``: JPEG decoding,
 preprocessing passes, reading the file, and (variant A only) the first touch of the pageable
 buffers it allocates afresh for every image. Every model execution books the AI cores its
-batch-1 layers can fill (``acl_lab.runtime.models.execution_cost``), so two streams can run
+batch-1 layers can fill (``acl_lab.runtime.costs.execution_cost``), so two streams can run
 two inferences at once.
 
 How the figures are measured. An image is done when its logits have reached host memory (the
@@ -68,9 +68,10 @@ from .hostwork import (
     jpeg_decode_ns,
     preprocess_ns,
 )
+from .runtime.costs import execution_cost
 from .runtime.dvpp import INTERP_BILINEAR, resize_plane
 from .runtime.hooks import TaskLog
-from .runtime.models import execution_cost, shared_memo
+from .runtime.models import shared_memo
 from .runtime.scheduler import Engine, TaskKind
 from .runtime.session import Session
 
@@ -727,7 +728,7 @@ def run_program(make: Callable[[Any], _Program], jpegs: Sequence[bytes],
                 continue
             if t.kind == TaskKind.MODEL:
                 lm = s.models[int(t.label.split()[-1])]
-                cost = lm.costs.get(()) or execution_cost(s, lm.om)  # () = static gear
+                cost = lm.costs.get(()) or execution_cost(s.profile, lm.om)  # () = static gear
                 aicore += cost.core_ns
             else:
                 aicore += t.units * (t.end - t.start)

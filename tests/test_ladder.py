@@ -19,10 +19,10 @@ import acl_lab
 from acl_lab import ladder, zoo
 from acl_lab.hostwork import HOST_WORK_CALL, first_touch_ns, jpeg_decode_ns, preprocess_ns
 from acl_lab.runtime import dvpp
-from acl_lab.runtime.compute import kernel_ns, occupancy
+from acl_lab.runtime.costs import execution_cost, kernel_ns, occupancy
 from acl_lab.runtime.hooks import TaskLog
 from acl_lab.runtime.model import load_om
-from acl_lab.runtime.models import execution_cost, shared_memo
+from acl_lab.runtime.models import shared_memo
 from acl_lab.runtime.opdefs import OpError, TensorSpec, get_op
 from acl_lab.runtime.profiles import get_profile
 from acl_lab.runtime.scheduler import Engine, TaskKind
@@ -71,13 +71,14 @@ def test_occupancy_uses_the_largest_output_and_the_profile() -> None:
 
 def test_fewer_cores_take_longer(session: Session) -> None:
     """A compute-bound kernel on k of 8 cores takes 8/k times as long (after overhead)."""
-    ovh = session.profile.kernel_overhead_ns
-    full = kernel_ns(session, 10**10, 1000, "float32") - ovh
-    assert kernel_ns(session, 10**10, 1000, "float32", 8) - ovh == full
-    assert kernel_ns(session, 10**10, 1000, "float32", 2) - ovh == pytest.approx(4 * full, 1e-6)
+    p = session.profile
+    ovh = p.kernel_overhead_ns
+    full = kernel_ns(p, 10**10, 1000, "float32") - ovh
+    assert kernel_ns(p, 10**10, 1000, "float32", 8) - ovh == full
+    assert kernel_ns(p, 10**10, 1000, "float32", 2) - ovh == pytest.approx(4 * full, 1e-6)
     # memory-bound too: each core brings its share of the bandwidth
-    mem = kernel_ns(session, 0, 10**8, "float32") - ovh
-    assert kernel_ns(session, 0, 10**8, "float32", 1) - ovh == pytest.approx(8 * mem, 1e-6)
+    mem = kernel_ns(p, 0, 10**8, "float32") - ovh
+    assert kernel_ns(p, 0, 10**8, "float32", 1) - ovh == pytest.approx(8 * mem, 1e-6)
 
 
 def test_single_op_books_its_occupancy(ready: ModuleType, session: Session) -> None:
@@ -104,7 +105,7 @@ def test_single_op_books_its_occupancy(ready: ModuleType, session: Session) -> N
         want = occupancy(session.profile, [spec(*shape)])
         assert t.units == want
         flops, nbytes = get_op("Add").cost([spec(*shape)] * 2, [spec(*shape)], {})
-        assert t.end - t.start == kernel_ns(session, flops, nbytes, "float32", want)
+        assert t.end - t.start == kernel_ns(session.profile, flops, nbytes, "float32", want)
         units.append(t.units)
     assert units == [1, 8]
 
@@ -114,7 +115,7 @@ def test_resnet50_books_about_half_the_cores() -> None:
     all 8 (so two fit together), and the core time it uses is below cores x duration."""
     om = zoo.build("resnet50")
     with Session() as s:
-        ec = execution_cost(s, om)
+        ec = execution_cost(s.profile, om)
     assert 0 < ec.units < P310P3.aicore_count
     assert 2 * ec.units <= P310P3.aicore_count
     assert (ec.units - 1) * ec.duration_ns < ec.core_ns <= ec.units * ec.duration_ns
@@ -126,7 +127,7 @@ def test_resnet50_books_about_half_the_cores() -> None:
     with Session() as s:
         for node, (_, _, flops, nbytes) in zip(om.nodes, om.cost(), strict=True):
             k = occupancy(s.profile, [specs[t] for t in node.outputs])
-            total += kernel_ns(s, flops, nbytes, specs[node.inputs[0]].dtype, k)
+            total += kernel_ns(s.profile, flops, nbytes, specs[node.inputs[0]].dtype, k)
     assert ec.duration_ns == total
 
 
@@ -368,7 +369,7 @@ def test_two_streams_raise_utilisation(result: ladder.LadderResult) -> None:
     assert two > 1.5 * one
     # one stream: about the execution's average occupancy (the copies are short)
     with Session() as s:
-        ec = execution_cost(s, load_om(zoo.path("resnet50")))
+        ec = execution_cost(s.profile, load_om(zoo.path("resnet50")))
     assert one == pytest.approx(ec.core_ns / ec.duration_ns / s.profile.aicore_count, rel=0.05)
 
 

@@ -5,20 +5,20 @@ single operator becomes a kernel task on a stream: its inputs are read through t
 address checks at the task's start, ``OpDef.compute`` runs, and the outputs are written at its
 end. Its duration is the profile's kernel overhead plus the longer of the op's FLOPs on the
 AI cores it occupies (at the profile's rate for the dtype) and its bytes at their share of the
-device memory bandwidth (a roofline). A kernel occupies as many AI cores as its output can
-fill (``occupancy``): small outputs leave cores free for kernels of other streams.
+device memory bandwidth (a roofline, ``costs.kernel_ns``). A kernel occupies as many AI cores
+as its output can fill (``costs.occupancy``): small outputs leave cores free for kernels of
+other streams.
 """
 
 from __future__ import annotations
 
-import math
 import os
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..constants import ErrorCode
+from .costs import op_cost
 from .errors import AclError
 from .memory import DEVICE, DVPP, HOST_PAGEABLE, HOST_PINNED, SIZE_MAX
 from .objects import OBJ_OP_ATTR, OBJ_OP_HANDLE, OBJ_TENSOR_DESC, HostThread, Task
@@ -26,7 +26,6 @@ from .opdefs import ACL_TO_NUMPY, NUMPY_TO_ACL, OpDef, OpError, TensorSpec, get_
 from .scheduler import Engine, TaskKind
 
 if TYPE_CHECKING:
-    from .profiles import DeviceProfile
     from .session import Session
 
 ACL_MEMTYPE_HOST = 1
@@ -34,9 +33,6 @@ ACL_MEMTYPE_HOST = 1
 INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
 
 #: aclDataType -> the profile's FLOP-rate key
-_RATE_KEY = {"float16": "float16", "float32": "float32", "int8": "int8", "uint8": "int8"}
-
-
 class TensorDesc:
     """An aclTensorDesc: dtype, dims, format, and optional name / const data / placement."""
 
@@ -328,10 +324,7 @@ def _queue_kernel(s: Session, th: HostThread, cid: int, st: Any, op: OpDef,
                            "must be device memory")
         s._add_access(t, r, b.addr - r.addr, spec.nbytes, True)
     flops, nbytes = op.cost(in_specs, out_specs, attrs)
-    cores = occupancy(s.profile, out_specs)
-    t.duration = kernel_ns(s, flops, nbytes, in_specs[0].dtype if in_specs else "float32",
-                           cores)
-    t.units = cores
+    t.duration, t.units = op_cost(s.profile, flops, nbytes, in_specs, out_specs)
     t.nbytes = nbytes
     order = [i for i in range(len(ind)) if i not in consts]
     t.kernel = _kernel_fn(op, in_specs, out_specs, attrs, consts, order)
@@ -343,57 +336,6 @@ def _resolve_start(s: Session, addr: int, what: str) -> Any:
     if r is None:
         r = s.memory.resolve(addr, 1, what)
     return r
-
-
-#: The DaVinci cube unit multiplies 16x16 by 16x16 fp16 fractals: outputs are produced in
-#: 16x16 tiles (rows x output channels), so a layer's output is padded up to whole tiles.
-CUBE_TILE = 16
-
-
-def occupancy(profile: DeviceProfile, out_specs: Sequence[TensorSpec]) -> int:
-    """AI cores a kernel keeps busy: its largest output in cube tiles, one core per block.
-
-    The output is read as rows x channels (a 4-D tensor as NCHW: N*H*W rows of C channels;
-    any other as the product of the leading dims by the last one), padded to whole 16x16
-    cube tiles, and split into blocks of ``profile.core_block_outputs`` elements (half an
-    AI core's L0C buffer of fp32 accumulators); the kernel uses ``min(blocks, cores)``
-    cores, at least one. Example (Ascend310P3, block 32768): ResNet-50's first conv
-    (64x112x112) fills all 8 cores, a last-stage 3x3 conv (512x7x7) fills 1.
-
-    Differs from real ACL: the TBE/Ascend C tiling picks its own multi-core split per
-    operator; this one rule stands in for it.
-    """
-    best = 0
-    for spec in out_specs:
-        shape = tuple(int(d) for d in spec.shape)
-        if len(shape) == 4:
-            cols, rows = shape[1], shape[0] * shape[2] * shape[3]
-        elif shape:
-            cols = shape[-1]
-            rows = math.prod(shape[:-1])
-        else:
-            cols = rows = 1
-        tiles = -(-max(rows, 1) // CUBE_TILE) * -(-max(cols, 1) // CUBE_TILE)
-        best = max(best, tiles * CUBE_TILE * CUBE_TILE)
-    blocks = -(-best // max(profile.core_block_outputs, 1))
-    return max(1, min(profile.aicore_count, blocks))
-
-
-def kernel_ns(s: Session, flops: int, nbytes: int, dtype: str, cores: int | None = None) -> int:
-    """Kernel time: overhead + the longer of compute and memory time (roofline).
-
-    ``cores`` (default: all) is the kernel's occupancy: it gets that share of the chip's
-    FLOP rate and of its memory bandwidth (each AI core reaches device memory through its
-    own bus interface, so a few busy cores cannot draw the whole chip's bandwidth).
-    """
-    p = s.profile
-    rate = p.flops_per_ns.get(_RATE_KEY.get(dtype, "int32"), 1000.0)
-    bw = p.device_mem_bw
-    n = p.aicore_count
-    if cores is not None and 0 < cores < n:
-        rate = rate * cores / n
-        bw = bw * cores / n
-    return p.kernel_overhead_ns + int(max(flops / rate, nbytes / bw))
 
 
 def cast(s: Session, th: HostThread, cid: int, src_desc: int, src_buf: int,
@@ -552,8 +494,6 @@ def queue_op(s: Session, th: HostThread, cid: int, st: Any, op_type: str,
     writes = [(addr, spec.nbytes, f"{op_type} output {i}")
               for i, (addr, spec) in enumerate(outputs)]
     fn = _kernel_fn(op, in_specs, out_specs, full, consts, [])
-    cores = occupancy(s.profile, out_specs)
-    return queue_device_task(s, th, cid, st, TaskKind.KERNEL, Engine.AICORE,
-                             kernel_ns(s, flops, nbytes, in_specs[0].dtype if in_specs
-                                        else "float32", cores),
+    ns, cores = op_cost(s.profile, flops, nbytes, in_specs, out_specs)
+    return queue_device_task(s, th, cid, st, TaskKind.KERNEL, Engine.AICORE, ns,
                              reads, writes, fn, op_type, units=cores)

@@ -69,7 +69,7 @@ def copy_cost(profile: DeviceProfile, kind: int, count: int, pinned: bool) -> tu
         bw, eng = profile.device_mem_bw / 2, Engine.COPY_D2D
     else:
         bw, eng = HOST_COPY_BYTES_PER_NS, Engine.HOST
-    if not pinned and (kind == _H2D or kind == _D2H):
+    if not pinned and kind in (_H2D, _D2H):
         bw *= profile.pageable_factor
     return eng, profile.copy_setup_ns + int(count / bw)
 
@@ -268,7 +268,13 @@ def event_task_ns(profile: DeviceProfile) -> int:
     return profile.event_task_ns
 
 
-def _non_negative(value: float, what: str) -> float:
+def non_negative(value: float, what: str) -> float:
+    """``value`` as a float, if it is a real number >= 0 (an amount of host work).
+
+    Raises:
+        TypeError: ``value`` is not a number (a bool is not one).
+        ValueError: ``value`` is negative or NaN.
+    """
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(f"{what} must be a number, got {value!r}")
     if not value >= 0:  # also rejects NaN
@@ -287,7 +293,7 @@ def jpeg_decode_ns(width: int, height: int, host: HostProfile = DEFAULT_HOST) ->
         TypeError: a size is not a number.
         ValueError: a size is negative.
     """
-    pixels = _non_negative(width, "width") * _non_negative(height, "height")
+    pixels = non_negative(width, "width") * non_negative(height, "height")
     return round(pixels / host.jpeg_decode_pixels_per_ns)
 
 
@@ -305,7 +311,7 @@ def preprocess_ns(nbytes: int, host: HostProfile = DEFAULT_HOST) -> int:
         TypeError: ``nbytes`` is not a number.
         ValueError: ``nbytes`` is negative.
     """
-    return round(_non_negative(nbytes, "nbytes") / host.stream_bytes_per_ns)
+    return round(non_negative(nbytes, "nbytes") / host.stream_bytes_per_ns)
 
 
 def first_touch_ns(nbytes: int, host: HostProfile = DEFAULT_HOST) -> int:
@@ -323,7 +329,7 @@ def first_touch_ns(nbytes: int, host: HostProfile = DEFAULT_HOST) -> int:
         TypeError: ``nbytes`` is not a number.
         ValueError: ``nbytes`` is negative.
     """
-    pages = -(-int(_non_negative(nbytes, "nbytes")) // host.page_bytes)
+    pages = -(-int(non_negative(nbytes, "nbytes")) // host.page_bytes)
     return pages * host.page_fault_ns
 
 
@@ -345,5 +351,5 @@ def preprocess_ns_of(width: int, height: int, size: int, fresh: bool,
 __all__ = ["CUBE_TILE", "FALLBACK_RATE", "MEMSET_ENGINE", "RATE_KEY", "ExecutionCost",
            "LayerCost", "aclnn_cost", "api_call_ns", "callback_ns", "copy_cost",
            "dvpp_ns", "event_task_ns", "execution_cost", "first_touch_ns", "jpeg_decode_ns",
-           "kernel_ns", "layer_costs", "memset_cost", "occupancy", "op_cost",
+           "kernel_ns", "layer_costs", "memset_cost", "non_negative", "occupancy", "op_cost",
            "preprocess_ns", "preprocess_ns_of", "sync_task_delay", "vpc_ns"]

@@ -7,7 +7,8 @@ JPEG decoder (JPEGD) and the resizer (VPC) are tasks on the device's DVPP engine
 (``Engine.DVPP``, one unit per device): they read their input bytes at the task's start and
 write YUV420SP (NV12/NV21) bytes at its end, like every other device task, so a missing
 synchronize or a buffer freed too early shows up as it would on the hardware. A task takes
-``profile.dvpp_setup_ns + pixels / profile.dvpp_pixels_per_ns``.
+``profile.dvpp_setup_ns + pixels / profile.dvpp_pixels_per_ns`` (``costs.dvpp_ns``; a VPC job is
+charged the larger of its input and output areas, ``costs.vpc_ns``).
 
 Header parsing (``parse_jpeg_header``) reads the SOF marker itself; pixel decoding uses
 Pillow, imported only when a picture is decoded. Rules and codes follow reference section
@@ -27,6 +28,7 @@ import numpy as np
 
 from ..constants import ErrorCode
 from .compute import _lookup, queue_device_task
+from .costs import dvpp_ns, vpc_ns
 from .errors import AccessError, AclError
 from .memory import DEVICE, DVPP, HOST_PAGEABLE, HOST_PINNED, KIND_NAMES
 from .objects import (
@@ -511,12 +513,6 @@ def resize_sp420(data: bytes, in_w: int, in_h: int, in_ws: int, in_hs: int, in_n
     return _pack_sp420(y2, u2, v2, out_ws, out_hs, out_nv21)
 
 
-def dvpp_ns(s: Session, pixels: int) -> int:
-    """Duration of one DVPP task: fixed set-up plus pixels at the profile's rate."""
-    p = s.profile
-    return p.dvpp_setup_ns + int(pixels / p.dvpp_pixels_per_ns)
-
-
 # ------------------------------------------------------------------ checks
 
 
@@ -650,7 +646,7 @@ def jpeg_decode_async(s: Session, th: HostThread, cid: int, chan: int, in_ptr: i
         out.width, out.height = got.width, got.height
         return [yuv]
 
-    queue_device_task(s, th, cid, st, TaskKind.DVPP, Engine.DVPP, dvpp_ns(s, pixels),
+    queue_device_task(s, th, cid, st, TaskKind.DVPP, Engine.DVPP, dvpp_ns(s.profile, pixels),
                       [(in_ptr, in_size, "JPEGD input")], [(out.data, need, "JPEGD output")],
                       run, "JPEGD", allowed=(DEVICE, DVPP))
 
@@ -723,7 +719,7 @@ def vpc_resize_async(s: Session, th: HostThread, cid: int, chan: int, in_handle:
         return [resize_sp420(inputs[0], *args)]
 
     queue_device_task(s, th, cid, st, TaskKind.DVPP, Engine.DVPP,
-                      dvpp_ns(s, max(in_w * in_h, out_w * out_h)),
+                      vpc_ns(s.profile, [(in_w * in_h, out_w * out_h)]),
                       [(src.data, in_need, "VPC input")], [(dst.data, out_need, "VPC output")],
                       run, "VPC resize", allowed=(DEVICE, DVPP))
 
@@ -995,7 +991,6 @@ def vpc_crop_async(s: Session, th: HostThread, cid: int, api: str, chan: int,
     srcs: dict[int, tuple[PicDesc, Layout]] = {}
     dsts: dict[int, tuple[PicDesc, Layout]] = {}
     plan: list[tuple[int, tuple[int, int, int, int], int, tuple[int, int, int, int]]] = []
-    pixels = 0
     for k, (src_h, dst_h, crop_h, paste_h) in enumerate(jobs):
         tag = f" (area {k})" if len(jobs) > 1 else ""
         if src_h not in srcs:
@@ -1014,7 +1009,6 @@ def vpc_crop_async(s: Session, th: HostThread, cid: int, api: str, chan: int,
                                f"{api}: scaling the crop {axis} {c} to {p}{tag} is outside "
                                "VPC's 1/32 to 16 range")
         plan.append((list(srcs).index(src_h), crop, list(dsts).index(dst_h), paste))
-        pixels += max(crop[2] * crop[3], paste[2] * paste[3])
     if len({d.data for d, _ in dsts.values()}) < len(dsts):
         raise AclError(ACL_ERROR_INVALID_PARAM, f"{api}: two output pictures share one buffer")
     for d, lay in srcs.values():
@@ -1045,7 +1039,8 @@ def vpc_crop_async(s: Session, th: HostThread, cid: int, api: str, chan: int,
     label = "VPC crop" if all(j[3] is None for j in jobs) else "VPC crop+paste"
     if len(jobs) > 1:
         label += f" x{len(jobs)}"
-    queue_device_task(s, th, cid, st, TaskKind.DVPP, Engine.DVPP, dvpp_ns(s, pixels),
+    ns = vpc_ns(s.profile, [(c[2] * c[3], p[2] * p[3]) for _, c, _, p in plan])
+    queue_device_task(s, th, cid, st, TaskKind.DVPP, Engine.DVPP, ns,
                       [(d.data, lay.nbytes, "VPC input") for d, lay in srcs.values()],
                       [(d.data, lay.nbytes, "VPC output") for d, lay in dsts.values()],
                       run, label, allowed=(DEVICE, DVPP))
@@ -1180,7 +1175,8 @@ def jpeg_encode_async(s: Session, th: HostThread, cid: int, chan: int, in_handle
                                                     f"output buffer holds {cap}")
         return [jpg, len(jpg).to_bytes(4, "little")]
 
-    queue_device_task(s, th, cid, st, TaskKind.DVPP, Engine.DVPP, dvpp_ns(s, lay.w * lay.h),
+    queue_device_task(s, th, cid, st, TaskKind.DVPP, Engine.DVPP,
+                      dvpp_ns(s.profile, lay.w * lay.h),
                       [(d.data, lay.nbytes, "JPEGE input")],
                       [(out_ptr, cap, "JPEGE output"), (size_ptr, 4, "JPEGE output size")],
                       run, "JPEGE", allowed=(DEVICE, DVPP, HOST_PINNED, HOST_PAGEABLE))

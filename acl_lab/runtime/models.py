@@ -4,8 +4,8 @@ Functions over a ``Session`` (this module keeps no state but the opt-in ``shared
 loaded model owns device memory for its weights and working tensors (allocated at load,
 released at unload); executing it is one model task on the AI-core pool whose duration is the
 sum of its layers' costs, reading the input buffers at its start and writing the outputs at its
-end. Each layer is costed on the AI cores its output can fill (``compute.occupancy``); the task
-books the execution's average occupancy (``execution_cost``), so two streams can run two
+end. Each layer is costed on the AI cores its output can fill (``costs.occupancy``); the task
+books the execution's average occupancy (``costs.execution_cost``), so two streams can run two
 batch-1 inferences side by side. The checks follow reference section 5(f): datasets and buffers
 must be non-null, inputs may be up to 64 bytes short (more is an error, larger is a warning),
 inputs and outputs must be device memory, and load, execute and unload must happen in one
@@ -34,10 +34,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..constants import ErrorCode
-from .compute import _lookup, _new_object, _resolve_start, kernel_ns, occupancy
+from .compute import _lookup, _new_object, _resolve_start
+from .costs import ExecutionCost, execution_cost
 from .errors import AclError
 from .memory import DEVICE, DVPP, HOST_PAGEABLE, HOST_PINNED
-from .model import KIND_BATCH, KIND_DIMS, KIND_HW, SHAPE_DATA_NAME, Gear
+from .model import KIND_BATCH, KIND_DIMS, KIND_HW, SHAPE_DATA_NAME
 from .objects import OBJ_DATASET, OBJ_MODEL_DESC, Context, HostThread, Task
 from .opdefs import NUMPY_TO_ACL
 from .scheduler import Engine, TaskKind
@@ -83,49 +84,6 @@ class LoadedModel:
     costs: dict[tuple[int, ...], ExecutionCost] = field(default_factory=dict)
     #: outputs of the last few executions by input digest (see ``_model_fn``)
     memo: OrderedDict[bytes, list[bytes]] = field(default_factory=OrderedDict)
-
-
-@dataclass(frozen=True)
-class ExecutionCost:
-    """What one execution costs on the device profile.
-
-    Args:
-        duration_ns: the sum over layers of ``kernel_ns`` on the cores each layer fills.
-        core_ns: the sum over layers of layer time x cores: the AI-core time really used
-            (what an AI-core utilisation counts).
-        units: the cores the model task books for its whole duration: ``core_ns /
-            duration_ns`` rounded up (the execution's average occupancy).
-        nbytes: bytes the layers move through device memory.
-    """
-
-    duration_ns: int
-    core_ns: int
-    units: int
-    nbytes: int
-
-
-def execution_cost(s: Session, om: OmModel, gear: Gear = None) -> ExecutionCost:
-    """The virtual cost of executing ``om`` once at ``gear`` (the largest when None) on
-    ``s``'s profile.
-
-    Every layer runs at the rate of its own first input's dtype on ``occupancy`` cores.
-
-    Differs from real ACL: the device's task scheduler places each layer's blocks on free
-    cores as it goes; the emulator books the average occupancy for the whole execution, so
-    two executions overlap when their averages fit the chip together.
-    """
-    specs = om.tensor_specs(gear)
-    p = s.profile
-    duration = core = nbytes = 0
-    for node, (_, _, flops, nb) in zip(om.nodes, om.cost(gear), strict=True):
-        cores = occupancy(p, [specs[t] for t in node.outputs])
-        dtype = specs[node.inputs[0]].dtype if node.inputs else "float32"
-        ns = kernel_ns(s, flops, nb, dtype, cores)
-        duration += ns
-        core += ns * cores
-        nbytes += nb
-    units = min(p.aicore_count, max(1, -(-core // duration))) if duration else 1
-    return ExecutionCost(duration, core, units, nbytes)
 
 
 class ModelDesc:
@@ -719,7 +677,7 @@ def execute(s: Session, th: HostThread, cid: int, mid: int, in_ds: int, out_ds: 
     key = gear or ()
     ec = lm.costs.get(key)
     if ec is None:
-        ec = lm.costs[key] = execution_cost(s, om, key)
+        ec = lm.costs[key] = execution_cost(s.profile, om, key)
     t.duration = ec.duration_ns
     t.nbytes = ec.nbytes
     t.units = ec.units

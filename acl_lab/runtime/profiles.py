@@ -42,7 +42,7 @@ class DeviceProfile:
     #: AI cores and their throughput in FLOP (or OP) per ns for the whole chip, per dtype
     aicore_count: int
     flops_per_ns: dict[str, float] = field(default_factory=dict)
-    #: Occupancy rule (``compute.occupancy``): the smallest share of a kernel's output one AI
+    #: Occupancy rule (``costs.occupancy``): the smallest share of a kernel's output one AI
     #: core takes, in output elements. A core accumulates its block of the output in its L0C
     #: buffer as fp32 (4 bytes) and ping-pongs two halves of it (one is computed while the
     #: other drains), so a block is L0C / 4 / 2 elements: 32768 = 128 cube fractals of 16x16

@@ -32,7 +32,7 @@ from ..constants import (
     ACL_ERROR_REPEAT_INITIALIZE,
     ACL_ERROR_UNINITIALIZE,
 )
-from .compute import kernel_ns, occupancy
+from .costs import layer_costs
 from .errors import AclError
 from .scheduler import TaskKind
 from .session import Session
@@ -284,18 +284,11 @@ def unsubscribe(s: Session, mid: int) -> tuple[SubscribeConfig, int]:
 
 def layer_weights(s: Session, mid: int) -> list[tuple[str, str, int]]:
     """``(node name, op type, ns)`` per layer of model ``mid`` at its current gear: how
-    ``models.execution_cost`` splits one execution's time over its layers."""
+    ``costs.execution_cost`` splits one execution's time over its layers."""
     lm = s.models.get(mid)
     if lm is None:
         return []
-    om = lm.om
-    specs = om.tensor_specs(lm.cur_gear)
-    out = []
-    for node, (name, op, flops, nb) in zip(om.nodes, om.cost(lm.cur_gear), strict=True):
-        cores = occupancy(s.profile, [specs[t] for t in node.outputs])
-        dtype = specs[node.inputs[0]].dtype if node.inputs else "float32"
-        out.append((name, op, int(kernel_ns(s, flops, nb, dtype, cores))))
-    return out
+    return [(c.name, c.op, c.ns) for c in layer_costs(s.profile, lm.om, lm.cur_gear)]
 
 
 # ------------------------------------------------------------------------------ op records

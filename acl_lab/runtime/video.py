@@ -29,6 +29,7 @@ import numpy as np
 
 from ..constants import ErrorCode
 from .compute import _lookup, queue_device_task
+from .costs import callback_ns, dvpp_ns
 from .dvpp import (
     ACL_ERROR_INVALID_PARAM,
     PIXEL_FORMAT_YVU_SEMIPLANAR_420,
@@ -40,7 +41,6 @@ from .dvpp import (
     _dvpp_buffer,
     _new,
     blank_sp420,
-    dvpp_ns,
     pic_desc,
     planes,
     resize_plane,
@@ -357,7 +357,7 @@ def _queue_callback(s: Session, th: HostThread, cid: int, ch: CodecChannel,
                 s.cond.notify_all()
 
     t = s._new_task(TaskKind.CALLBACK, ch.stream, cid, th.clock, Engine.NONE,
-                    s.profile.callback_task_ns)
+                    callback_ns(s.profile))
     t.callback = deliver
     t.user_data = user_data
     s._submit(t)
@@ -513,7 +513,7 @@ def vdec_send_frame(s: Session, th: HostThread, cid: int, handle: int, in_handle
     pixels = (pic.width * pic.height) if pic is not None and pic.width else \
         (pic.size * 2 // 3 if pic is not None else 0)
     work = queue_device_task(s, th, cid, ch.stream, TaskKind.DVPP, Engine.DVPP,
-                             dvpp_ns(s, pixels), reads, writes, run,
+                             dvpp_ns(s.profile, pixels), reads, writes, run,
                              "VDEC EOS" if eos else "VDEC skipped" if skipped else "VDEC",
                              allowed=(DEVICE, DVPP))
     ch.frames += 1
@@ -661,7 +661,8 @@ def venc_send_frame(s: Session, th: HostThread, cid: int, handle: int, in_handle
         return [data]
 
     work = queue_device_task(s, th, cid, ch.stream, TaskKind.DVPP, Engine.DVPP,
-                             dvpp_ns(s, w * h), reads, [(addr, slot, "VENC output")], run,
+                             dvpp_ns(s.profile, w * h), reads, [(addr, slot, "VENC output")],
+                             run,
                              "VENC EOS" if eos else "VENC", allowed=(DEVICE, DVPP))
     ch.ring_next = offset + slot
     ch.frames += 1

@@ -467,13 +467,14 @@ def install(pipe: Pipe) -> None:
     """Route every pyACL call and ``acl_lab.hostwork``'s host work through ``pipe``."""
     from .. import hostwork
     from ..acl._boundary import set_transport
+    from ..runtime.costs import non_negative
 
     set_transport(pipe)
 
     def host_work(ns: int, what: str = "host work") -> None:
         """``acl_lab.hostwork.host_work``, recorded by the emulator server."""
         f = sys._getframe(1)
-        cost = round(hostwork._non_negative(ns, "ns"))
+        cost = round(non_negative(ns, "ns"))
         pipe.host_work(cost, str(what), f.f_code.co_filename, f.f_lineno)
 
     def preprocess_image(jpeg: bytes, size: int, mean: Any, std: Any, out: Any = None,
