@@ -223,9 +223,10 @@ def _read_host_const(s: Session, desc: TensorDesc, buf: Any,
     if desc.placement == ACL_MEMTYPE_HOST and buf is not None:
         r = s._resolve(buf.addr, spec.nbytes, "host input")
         if r.kind not in (HOST_PINNED, HOST_PAGEABLE):
-            raise AclError(ErrorCode.ACL_ERROR_INVALID_PARAM, "an input placed in host memory "
-                                   "(set_tensor_place_ment ACL_MEMTYPE_HOST) points at device "
-                                   "memory")
+            raise AclError(ErrorCode.ACL_ERROR_INVALID_PARAM,
+                           "an input placed in host memory "
+                           "(set_tensor_place_ment ACL_MEMTYPE_HOST) points at device "
+                           "memory")
         off = buf.addr - r.addr
         return np.frombuffer(r.buf[off:off + spec.nbytes].tobytes(),
                              dtype=spec.dtype).reshape(spec.shape)
