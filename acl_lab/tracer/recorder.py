@@ -718,7 +718,12 @@ class Recorder:
             if peak > self.limit_bytes and in_flight:
                 meta["trace_peak_bytes"] = peak
                 meta["tasks_in_flight_at_peak"] = in_flight
-        cols = {name: t.columns() for name, t in self.tables.items()}
+        finished = getattr(self.session, "finished", False)
+        cols = {}
+        for name, t in self.tables.items():
+            cols[name] = t.columns()
+            if finished:  # the Trace will hold the only copy (``_release``): free the packed
+                del t.buf[:]  # rows table by table, so the two copies never coexist whole
         # the cited lines' text, so the trace shows them from any folder (sources.py)
         meta[SOURCE_LINES] = capture(self.strings, cols["calls"]["file"], cols["calls"]["line"])
         trace = Trace.from_columns(self.strings, cols, meta)
