@@ -403,3 +403,40 @@ def test_session_charges_a_model_execution_its_execution_cost(
     t = _task(log, TaskKind.MODEL)
     ec = costs.execution_cost(session.profile, zoo.build("lenet5"))
     assert (t.end - t.start, t.units) == (ec.duration_ns, ec.units)
+
+
+def _picture(acl: ModuleType, w: int, h: int) -> int:
+    """A zeroed NV12 picture of ``w`` x ``h`` in DVPP memory (strides 16 x 2), as a desc."""
+    m = acl.media
+    ws, hs = -(-w // 16) * 16, -(-h // 2) * 2
+    size = ws * hs * 3 // 2
+    ptr, ret = m.dvpp_malloc(size)
+    assert ret == 0
+    assert acl.rt.memset(ptr, size, 0, size) == 0
+    d = m.dvpp_create_pic_desc()
+    for fn, v in ((m.dvpp_set_pic_desc_data, ptr), (m.dvpp_set_pic_desc_size, size),
+                  (m.dvpp_set_pic_desc_format, 1), (m.dvpp_set_pic_desc_width, w),
+                  (m.dvpp_set_pic_desc_height, h), (m.dvpp_set_pic_desc_width_stride, ws),
+                  (m.dvpp_set_pic_desc_height_stride, hs)):
+        assert fn(d, v) == 0
+    return int(d)
+
+
+def test_session_charges_a_vpc_resize_its_larger_side(ready: ModuleType, session: Session,
+                                                      log: TaskLog) -> None:
+    """A VPC resize up and the same resize down take the same time: vpc_ns of the larger
+    picture."""
+    acl = ready
+    stream, _ = acl.rt.create_stream()
+    chan = acl.media.dvpp_create_channel_desc()
+    assert acl.media.dvpp_create_channel(chan) == 0
+    cfg = acl.media.dvpp_create_resize_config()
+    small, big = (64, 48), (128, 96)
+    want = costs.vpc_ns(session.profile, [(64 * 48, 128 * 96)])
+    assert want == costs.dvpp_ns(session.profile, 128 * 96)
+    for a, b in ((small, big), (big, small)):
+        src, dst = _picture(acl, *a), _picture(acl, *b)
+        assert acl.media.dvpp_vpc_resize_async(chan, src, dst, cfg, stream) == 0
+        assert acl.rt.synchronize_stream(stream) == 0
+        t = _task(log, TaskKind.DVPP)
+        assert (t.engine, t.end - t.start) == (Engine.DVPP, want)
