@@ -13,12 +13,11 @@ from __future__ import annotations
 
 import html
 import re
-from array import array
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-import numpy as np
+from ..index import TraceIndex, int_array
 
 #: A dotted pyACL name in a message (``acl.rt.malloc``; a trailing full stop is not part).
 _API = re.compile(r"(?<![\w.])acl(?:\.[A-Za-z_][A-Za-z0-9_]*)+")
@@ -95,6 +94,9 @@ def with_c_names(text: str) -> str:
     out.append(text[pos:])
     return "".join(out)
 
+__all__ = ["SEVERITIES", "Finding", "TraceIndex", "api_name", "c_name_of", "human_bytes",
+           "int_array", "site", "with_c_names"]
+
 SEVERITIES = ("error", "warning", "info")
 
 
@@ -144,16 +146,6 @@ class Finding:
                 f"{where}<div>{body}</div></div>")
 
 
-def int_array(values: Any, small: bool = False) -> array[int]:
-    """An int64 (``small``: int32) ``array`` of a numpy column or array: 8 (4) bytes a
-    value, and a Python int only while one is read (a million calls' values as a list of
-    Python ints would be tens of MB)."""
-    out = array("i" if small else "q")
-    data = np.ascontiguousarray(values, dtype=np.int32 if small else np.int64)
-    out.frombytes(data.data.cast("B"))  # (a view of the data: no bytes copy in between)
-    return out
-
-
 def human_bytes(n: int) -> str:
     """A byte count for a message: bytes, KiB or MiB."""
     if n >= 1 << 20:
@@ -164,5 +156,5 @@ def human_bytes(n: int) -> str:
 
 
 def site(trace: Any, cid: int) -> tuple[str, int]:
-    """(file, line) of call ``cid`` (('', 0) for -1)."""
-    return trace.call_site(cid) if cid >= 0 else ("", 0)
+    """(file, line) of call ``cid`` (('', 0) for -1), from the trace's index."""
+    return TraceIndex.of(trace).site(cid)

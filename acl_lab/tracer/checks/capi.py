@@ -10,9 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import numpy as np
-
-from .base import Finding
+from .base import Finding, TraceIndex, site
 
 #: the diagnostic kind the C API's fault handler records (acl_lab/capi/bridge.py)
 DEVICE_DEREFERENCE = "device_dereference"
@@ -20,16 +18,9 @@ DEVICE_DEREFERENCE = "device_dereference"
 
 def device_dereference(trace: Any) -> list[Finding]:
     """Each host access to device memory, at the C line that made it."""
-    try:
-        sid = trace.strings.index(DEVICE_DEREFERENCE)
-    except ValueError:
-        return []
-    dg = trace.diags
     out: list[Finding] = []
-    for j in np.nonzero(dg["kind"] == sid)[0].tolist():
-        cid = int(dg["call"][j])
-        file, line = trace.call_site(cid)
-        msg = trace.string(int(dg["message"][j]))
+    for cid, _level, msg in TraceIndex.of(trace).diags_of(DEVICE_DEREFERENCE):
+        file, line = site(trace, cid)
         out.append(Finding(DEVICE_DEREFERENCE, "error", msg[:1].upper() + msg[1:], file, line,
                            (cid,), {}, ((file, line),)))
     return out

@@ -22,27 +22,24 @@ task touched and ``uninit`` the bytes read before any write. Repeated mistakes a
 from __future__ import annotations
 
 import re
-import weakref
-from array import array
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from ...constants import ErrorCode
-from ...runtime.kinds import AllocKind, TaskKind
-from ..schema import ALLOC_KINDS, ARG_PTR, PTR_OFFSET_MASK, PTR_SHIFT
-from .base import Finding, human_bytes, int_array
-from .resources import call_ints
+from ..schema import ALLOC_KINDS
+from .base import Finding, TraceIndex, human_bytes, int_array
 
-_DEVICE, _HOST_PINNED, _DVPP = AllocKind.DEVICE, AllocKind.HOST_PINNED, AllocKind.DVPP
+#: allocs.kind values by name (``schema.ALLOC_KINDS``).
+_DEVICE, _HOST_PINNED, _DVPP = (ALLOC_KINDS.index(k) for k in ("device", "host_pinned", "dvpp"))
 #: Free APIs -> the allocation kind each one releases (allocs.kind).
 FREE_APIS = {"acl.rt.free": _DEVICE, "acl.rt.free_host": _HOST_PINNED,
              "acl.media.dvpp_free": _DVPP}
 #: Allocation kind -> the API that frees it.
-FREE_OF_KIND: dict[int, str] = {kind: api for api, kind in FREE_APIS.items()}
+FREE_OF_KIND = {kind: api for api, kind in FREE_APIS.items()}
 #: Device memory (as opposed to host memory): plain device and DVPP allocations.
 _ON_DEVICE = frozenset({_DEVICE, _DVPP})
 #: allocation kinds whose frees the runtime accepts for each other (device and DVPP)
@@ -57,98 +54,10 @@ _MAX_SITES = 4
 
 
 # --------------------------------------------------------------------------- evidence
-@dataclass(frozen=True)
-class _PtrArgs:
-    """The pointer arguments as three int64 arrays, iterated as (call, alloc row, offset):
-    two million of them as a list of tuples would hold hundreds of MB."""
-
-    calls: array[int]
-    allocs: array[int]
-    offsets: array[int]
-
-    def __iter__(self) -> Iterator[tuple[int, int, int]]:
-        return zip(self.calls, self.allocs, self.offsets, strict=True)
+# (from the trace's index: call sites, decoded pointers, explicit frees; ``TraceIndex``)
 
 
-@dataclass
-class _Evidence:
-    """What several checks need, computed once per trace (nothing here changes the trace).
-
-    It refers to its trace weakly, so the cache below never keeps a trace alive.
-    """
-
-    trace_ref: weakref.ref[Any]
-    #: alloc row -> the call that freed it explicitly (``frees.how == 0``).
-    freed_by: dict[int, int] = field(default_factory=dict)
-    #: pointer arguments: (call, alloc row, offset) for every ARG_PTR value.
-    ptr_args: Iterable[tuple[int, int, int]] = ()
-    strings: tuple[str, ...] = ()
-    files: array[int] = field(default_factory=lambda: array("q"))
-    lines: array[int] = field(default_factory=lambda: array("q"))
-    alloc_calls: list[int] = field(default_factory=list)
-    alloc_kinds: list[int] = field(default_factory=list)
-    #: failed free call -> its classification (see ``_classify_free``).
-    free_mistakes: dict[int, tuple[str, str, int] | None] = field(default_factory=dict)
-
-    @classmethod
-    def of(cls, trace: Any) -> _Evidence:
-        """The evidence of ``trace``, gathered once and shared by the checks of one run."""
-        ev = _CACHE.get(trace)
-        if ev is None:
-            ev = _CACHE[trace] = cls.gather(trace)
-        return ev
-
-    @classmethod
-    def gather(cls, trace: Any) -> _Evidence:
-        """Gather the free map and the decoded pointer arguments of ``trace``."""
-        ev = cls(weakref.ref(trace))
-        ev.strings = trace.strings
-        # int64 arrays, not lists: a million calls' Python ints would be tens of MB
-        ev.files = int_array(trace.calls["file"])
-        ev.lines = int_array(trace.calls["line"])
-        ev.alloc_calls = trace.allocs["call"].tolist()
-        ev.alloc_kinds = trace.allocs["kind"].tolist()
-        f = trace.frees
-        for j in range(f.rows):
-            i = int(f["alloc"][j])
-            if i >= 0 and int(f["how"][j]) == 0:
-                ev.freed_by.setdefault(i, int(f["call"][j]))
-        kinds, vals = trace.args["kind"], trace.args["value"]
-        rows = np.nonzero(kinds == ARG_PTR)[0]
-        if len(rows) and trace.calls.rows:
-            owner = np.searchsorted(trace.calls["arg_start"], rows, side="right") - 1
-            v = vals[rows].astype(np.int64)
-            allocs, offs = v >> PTR_SHIFT, v & PTR_OFFSET_MASK
-            ev.ptr_args = _PtrArgs(int_array(owner), int_array(allocs), int_array(offs))
-        return ev
-
-    @property
-    def trace(self) -> Any:
-        """The trace this evidence was gathered from."""
-        return self.trace_ref()
-
-    def site(self, cid: int) -> tuple[str, int]:
-        """(file, line) of call ``cid`` (a faster ``Trace.call_site``)."""
-        return self.strings[self.files[cid]], self.lines[cid]
-
-    def where(self, cid: int) -> str:
-        """'file:line' of call ``cid``."""
-        return f"{self.strings[self.files[cid]]}:{self.lines[cid]}"
-
-    def alloc_call(self, alloc: int) -> int:
-        """The call that made allocation row ``alloc``."""
-        return self.alloc_calls[alloc]
-
-    def alloc_kind(self, alloc: int) -> int:
-        """allocs.kind of ``alloc``."""
-        return self.alloc_kinds[alloc]
-
-
-#: Evidence per live trace, so the six checks of one ``run_checks`` gather it once.
-_CACHE: weakref.WeakKeyDictionary[Any, _Evidence] = weakref.WeakKeyDictionary()
-
-
-def _sites_text(ev: _Evidence, cids: Iterable[int]) -> str:
+def _sites_text(ev: TraceIndex, cids: Iterable[int]) -> str:
     """Distinct file:line of ``cids`` in first-seen order, a few spelled out."""
     seen: list[str] = []
     for c in cids:
@@ -165,7 +74,7 @@ def _times(n: int) -> str:
     return "" if n == 1 else f" ({n} times)"
 
 
-def _alloc_text(ev: _Evidence, allocs: Iterable[int]) -> str:
+def _alloc_text(ev: TraceIndex, allocs: Iterable[int]) -> str:
     """How a message names the allocations of a finding, by allocating line.
 
     'the device allocation from prog.py:12 (acl.rt.malloc, 100 bytes)', or for a loop
@@ -202,7 +111,7 @@ class _Group:
     tasks: list[int] = field(default_factory=list)
     amounts: list[int] = field(default_factory=list)
 
-    def finding(self, ev: _Evidence, kind: str, severity: str, message: str) -> Finding:
+    def finding(self, ev: TraceIndex, kind: str, severity: str, message: str) -> Finding:
         """The Finding for this group, at its first main call."""
         file, line = ev.site(self.main[0])
         calls = tuple(dict.fromkeys(self.main + self.others))
@@ -217,7 +126,7 @@ def _grouped(groups: dict[tuple[Any, ...], _Group]) -> list[tuple[tuple[Any, ...
     return sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1], str(kv[0][2:])))
 
 
-def _site_key(ev: _Evidence, cid: int, *rest: Any) -> tuple[Any, ...]:
+def _site_key(ev: TraceIndex, cid: int, *rest: Any) -> tuple[Any, ...]:
     file, line = ev.site(cid)
     return (file, line, *rest)
 
@@ -230,14 +139,15 @@ def _free_calls(trace: Any) -> list[int]:
     return sorted(out)
 
 
-def _classify_free(ev: _Evidence, cid: int) -> tuple[str, str, int] | None:
+def _classify_free(ev: TraceIndex, cid: int) -> tuple[str, str, int] | None:
     """(kind, reason, alloc) for a failed free call, or None if it is not a free mistake."""
-    if cid not in ev.free_mistakes:
-        ev.free_mistakes[cid] = _classify_free_now(ev, cid)
-    return ev.free_mistakes[cid]
+    known: dict[int, tuple[str, str, int] | None] = ev.memo.setdefault("memory.free_mistakes", {})
+    if cid not in known:
+        known[cid] = _classify_free_now(ev, cid)
+    return known[cid]
 
 
-def _classify_free_now(ev: _Evidence, cid: int) -> tuple[str, str, int] | None:
+def _classify_free_now(ev: TraceIndex, cid: int) -> tuple[str, str, int] | None:
     t = ev.trace
     ret = int(t.calls["ret"][cid])
     args = t.call_args(cid)
@@ -274,7 +184,7 @@ def _classify_free_now(ev: _Evidence, cid: int) -> tuple[str, str, int] | None:
 
 def double_frees(trace: Any) -> list[Finding]:
     """Frees of an allocation that an earlier explicit free already released."""
-    ev = _Evidence.of(trace)
+    ev = TraceIndex.of(trace)
     groups: dict[tuple[Any, ...], _Group] = defaultdict(_Group)
     for cid in _free_calls(trace):
         got = _classify_free(ev, cid)
@@ -345,7 +255,7 @@ _INVALID_TEXT = {
 
 def invalid_frees(trace: Any) -> list[Finding]:
     """Frees of a pointer the allocator never handed out, or given to the wrong free API."""
-    ev = _Evidence.of(trace)
+    ev = TraceIndex.of(trace)
     groups: dict[tuple[Any, ...], _Group] = defaultdict(_Group)
     for cid in _free_calls(trace):
         got = _classify_free(ev, cid)
@@ -383,14 +293,20 @@ def invalid_frees(trace: Any) -> list[Finding]:
 # --------------------------------------------------------------------------- stale pointers
 def uses_after_free(trace: Any) -> list[Finding]:
     """Calls given a pointer into an allocation after the program freed it explicitly."""
-    ev = _Evidence.of(trace)
-    free_names = {trace.strings.index(n) for n in FREE_APIS if n in trace.strings}
-    names = trace.calls["name"]
+    ev = TraceIndex.of(trace)
+    pa = ev.ptr_args
+    if not len(pa) or not ev.freed_by:
+        return []
+    # a pointer into memory freed by an earlier call, not given to a free (that is a double
+    # or invalid free): one pass over the decoded pointer columns
+    freed_call = np.full(trace.allocs.rows, np.iinfo(np.int64).max, dtype=np.int64)
+    freed_call[list(ev.freed_by)] = list(ev.freed_by.values())
+    free_names = list(ev.ids_of(FREE_APIS))
+    hit = np.nonzero(freed_call[pa.allocs] < pa.calls)[0]
+    hit = hit[~np.isin(trace.calls["name"][pa.calls[hit]], free_names)]
     groups: dict[tuple[Any, ...], _Group] = defaultdict(_Group)
-    for cid, alloc, _off in ev.ptr_args:
-        first = ev.freed_by.get(alloc)
-        if first is None or first >= cid or int(names[cid]) in free_names:
-            continue
+    for cid, alloc in zip(pa.calls[hit].tolist(), pa.allocs[hit].tolist(), strict=True):
+        first = ev.freed_by[alloc]
         g = groups[_site_key(ev, cid)]
         if g.main and g.main[-1] == cid:
             continue
@@ -428,7 +344,7 @@ def frees_in_flight(trace: Any) -> list[Finding]:
     ran" (the ``failures`` table), or, on the thread that enqueued it, a task that reads the
     allocation had started but not ended in virtual time when the free was called.
     """
-    ev = _Evidence.of(trace)
+    ev = TraceIndex.of(trace)
     tk, calls, acc = trace.tasks, trace.calls, trace.accesses
     by_task: dict[int, list[int]] = defaultdict(list)
     freed = np.fromiter(ev.freed_by, dtype=np.int64, count=len(ev.freed_by))
@@ -502,7 +418,7 @@ def frees_in_flight(trace: Any) -> list[Finding]:
 # --------------------------------------------------------------------------- ranges
 def out_of_bounds(trace: Any) -> list[Finding]:
     """Copies, memsets, ops and model I/O whose range runs past the allocation's end."""
-    ev = _Evidence.of(trace)
+    ev = TraceIndex.of(trace)
     tk, acc, a_size = trace.tasks, trace.accesses, trace.allocs["size"]
     fl = trace.failures
     task_acc: dict[int, list[int]] = defaultdict(list)
@@ -531,7 +447,7 @@ def out_of_bounds(trace: Any) -> list[Finding]:
             m = _PAST_END.search(reason)
             g.amounts.append(int(m.group(1)) if m else 0)
     dg = trace.diags
-    # host_overread (session._host_overread): a host source read past its buffer, which real
+    # host_overread (copies.host_overread): a host source read past its buffer, which real
     # ACL copies (the driver does not know a host buffer's size); noted before the call's
     # error, if any, so it names the call. cid -> True when the bytes were copied.
     overread: dict[int, bool] = {}
@@ -550,8 +466,9 @@ def out_of_bounds(trace: Any) -> list[Finding]:
         g.main.append(cid)
         g.amounts.append(int(m.group(1)))
         size = int(m.group(2))
-        for c, a, _off in ev.ptr_args:
-            if c == cid and int(a_size[a]) == size:
+        pa = ev.ptr_args
+        for a in pa.allocs[pa.calls == cid].tolist():
+            if int(a_size[a]) == size:
                 g.allocs.append(a)
                 g.others.append(ev.alloc_call(a))
                 break
@@ -589,16 +506,16 @@ def out_of_bounds(trace: Any) -> list[Finding]:
 
 _ROWS = re.compile(r"input (\d+) = (\d+) x (\d+) bytes")
 _LOADED = re.compile(r"model (\d+) loaded")
-#: tasks.kind of copies and of a model execution
-_COPY_KINDS = (TaskKind.H2D, TaskKind.D2H, TaskKind.D2D, TaskKind.H2H)
-_MODEL_KIND = TaskKind.MODEL
+#: tasks.kind of copies (H2D, D2H, D2D, H2H) and of a model execution
+_COPY_KINDS = (0, 1, 2, 3)
+_MODEL_KIND = 6
 
 
 def batch_rows(trace: Any) -> dict[int, dict[int, int]]:
     """Model id -> {input index: bytes per batch row}, from the runtime's ``model_loaded``
     notes (inputs whose batch dimension is over 1)."""
     out: dict[int, dict[int, int]] = {}
-    for _cid, _level, text in _diags_of(trace, "model_loaded"):
+    for _cid, _level, text in TraceIndex.of(trace).diags_of("model_loaded"):
         m = _LOADED.match(text)
         if m:
             out[int(m.group(1))] = {int(i): int(row) for i, _n, row in _ROWS.findall(text)}
@@ -620,7 +537,7 @@ def reads_of(trace: Any, tasks: set[int]) -> dict[int, list[tuple[int, int, int]
 
 def _model_of(trace: Any, cid: int) -> int:
     """The model id an execute call named (its first int argument), or -1."""
-    ints = call_ints(trace, cid)
+    ints = TraceIndex.of(trace).call_ints(cid)
     return int(ints[0]) if ints else -1
 
 
@@ -663,7 +580,7 @@ def uninitialized_reads(trace: Any) -> list[Finding]:
     Pinned host memory is left out: a program may fill it through Python (ctypes, a numpy
     view) in ways the emulator cannot see, so a report there could be a false alarm.
     """
-    ev = _Evidence.of(trace)
+    ev = TraceIndex.of(trace)
     tk, un = trace.tasks, trace.uninit
     keep = [j for j in range(un.rows)
             if int(un["alloc"][j]) >= 0 and ev.alloc_kind(int(un["alloc"][j])) in _ON_DEVICE]
@@ -738,29 +655,18 @@ def uninitialized_reads(trace: Any) -> list[Finding]:
 
 
 # --------------------------------------------------------------------------- copy kinds
-def _diags_of(trace: Any, kind: str) -> list[tuple[int, int, str]]:
-    """``(call, level, message)`` of every runtime diagnostic of ``kind``, in trace order."""
-    dg = trace.diags
-    try:
-        sid = trace.strings.index(kind)
-    except ValueError:
-        return []
-    return [(int(dg["call"][j]), int(dg["level"][j]), trace.string(int(dg["message"][j])))
-            for j in np.nonzero(dg["kind"] == sid)[0].tolist()]
-
-
 def memcpy_kind_mismatches(trace: Any) -> list[Finding]:
     """Copies whose declared kind does not match the pointers, one finding per call site.
 
     The runtime diagnostic says what the real runtime did with the kind (see
-    ``Session._check_kind``): corrected or accepted (a warning: the copy ran, but the
+    ``copies.check_kind``): corrected or accepted (a warning: the copy ran, but the
     program believes it moved other memory, which is how a sample ends up printing the
     wrong buffer) or refused with 107000 (an error: nothing was copied).
     """
-    ev = _Evidence.of(trace)
+    ev = TraceIndex.of(trace)
     groups: dict[tuple[Any, ...], _Group] = defaultdict(_Group)
     texts: dict[tuple[Any, ...], str] = {}
-    for cid, level, text in _diags_of(trace, "memcpy_kind_mismatch"):
+    for cid, level, text in ev.diags_of("memcpy_kind_mismatch"):
         key = _site_key(ev, cid, level >= 2)
         groups[key].main.append(cid)
         texts.setdefault(key, text)

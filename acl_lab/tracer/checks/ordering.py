@@ -37,8 +37,9 @@ from typing import Any
 import numpy as np
 
 from ...constants import ErrorCode
-from ...runtime.kinds import ObjectKind, SyncKind, TaskKind
+from ...runtime.objects import OBJ_EVENT, OBJ_STREAM
 from ..happens_before import (
+    SYNC,
     WAIT_TIMEOUTS,
     Clock,
     host_key,
@@ -48,7 +49,7 @@ from ..happens_before import (
     tick,
 )
 from ..schema import TASK_KINDS
-from .base import Finding, human_bytes, int_array
+from .base import Finding, TraceIndex, human_bytes, int_array, site
 
 #: Clocks and timeline keys are ``happens_before``'s (streams by object id, host threads by
 #: ``host_key(thread)``).
@@ -57,11 +58,8 @@ from .base import Finding, human_bytes, int_array
 Ref = tuple[int, int, int]
 
 _EMPTY: tuple[Ref | None, tuple[Ref, ...]] = (None, ())
-# Short names for the kinds the per-row loops compare (a module constant costs a tenth of an
-# enum member's read).
-_OBJ_STREAM, _OBJ_EVENT = ObjectKind.STREAM, ObjectKind.EVENT
-_SYNC_STREAM, _SYNC_DEVICE, _SYNC_EVENT, _SYNC_JOIN = (
-    SyncKind.STREAM, SyncKind.DEVICE, SyncKind.EVENT, SyncKind.JOIN)
+_OBJ_STREAM, _OBJ_EVENT = OBJ_STREAM, OBJ_EVENT  # objects.kind (the runtime's numbering)
+_K = {name: i for i, name in enumerate(TASK_KINDS)}
 
 
 # =============================================================================== races
@@ -349,7 +347,7 @@ class _Graph:
             host_tasks[t_call[t]].append(t)
         records: dict[int, list[int]] = defaultdict(list)
         t_event_np = tasks["event"].astype(np.int64)
-        for t in np.nonzero((tasks["kind"] == TaskKind.EVENT_RECORD) & (t_event_np >= 0))[0] \
+        for t in np.nonzero((tasks["kind"] == _K["event_record"]) & (t_event_np >= 0))[0] \
                 .tolist():
             records[int(t_event_np[t])].append(t)
         ed_rec = trace.edges["record"].astype(np.int64)
@@ -439,7 +437,7 @@ class _Graph:
             if not 0 <= c < nc or int(c_ret[c]) in WAIT_TIMEOUTS:
                 continue
             froms: list[int] = []
-            if kind == _SYNC_STREAM:
+            if kind == SYNC["stream"]:
                 streams = [target] if target >= 0 else self._stream_of_call(
                     c, handle_stream, default_stream)
                 if streams is None:  # a drain: every stream done by the end of the wait
@@ -450,14 +448,14 @@ class _Graph:
                             froms.append(t)
                 else:
                     froms = [last_before(s, c) for s in streams]
-            elif kind == _SYNC_DEVICE:  # target is the caller's context
+            elif kind == SYNC["device"]:  # target is the caller's context
                 dev = int(objs["device"][target]) if 0 <= target < objs.rows else -1
                 froms = [last_before(s, c) for s in by_stream if stream_dev.get(s) == dev]
-            elif kind == _SYNC_EVENT:  # its latest record before the call
+            elif kind == SYNC["event"]:  # its latest record before the call
                 lst = records.get(target, [])
                 before = [t for t in lst if t_call[t] < c]
                 froms = before[-1:]
-            elif kind == _SYNC_JOIN:  # stop_thread: threads whose last call came before
+            elif kind == SYNC["join"]:  # stop_thread: threads whose last call came before
                 me = int(c_thread[c])
                 for th, mine in thread_calls.items():
                     if th != me and mine and mine[-1] < c:
@@ -565,12 +563,11 @@ class _Graph:
 
 
 def _task_site(trace: Any, task: int) -> tuple[str, int]:
-    return trace.call_site(int(trace.tasks["call"][task]))
+    return site(trace, int(trace.tasks["call"][task]))
 
 
 def _alloc_site(trace: Any, alloc: int) -> tuple[str, int]:
-    c = int(trace.allocs["call"][alloc])
-    return trace.call_site(c) if c >= 0 else ("", 0)
+    return site(trace, int(trace.allocs["call"][alloc]))
 
 
 def _stream_name(trace: Any, oid: int) -> str:
@@ -578,14 +575,12 @@ def _stream_name(trace: Any, oid: int) -> str:
     c = int(trace.objects["call"][oid])
     if label.startswith("default stream") or c < 0:
         return f"the {label}" if label.startswith("default") else label
-    f, ln = trace.call_site(c)
+    f, ln = site(trace, c)
     return f"{label} (created at {f}:{ln})"
 
 
 def _thread_name(trace: Any, th: int) -> str:
-    if 0 <= th < trace.threads.rows:
-        return f"thread {th} ({trace.string(int(trace.threads['name'][th]))})"
-    return f"thread {th}"
+    return TraceIndex.of(trace).thread_name(th)
 
 
 def _where(trace: Any, key: int) -> str:
@@ -597,7 +592,7 @@ def _where(trace: Any, key: int) -> str:
 def _describe(trace: Any, ref: Ref, write: bool) -> str:
     task = ref[2]
     c = int(trace.tasks["call"][task])
-    f, ln = trace.call_site(c)
+    f, ln = site(trace, c)
     kind = TASK_KINDS[int(trace.tasks["kind"][task])]
     verb = "writes" if write else "reads"
     how = "queued on" if ref[0] >= 0 else "done synchronously by"
@@ -609,8 +604,8 @@ def _race_finding(trace: Any, rs: list[_Race]) -> Finding:
     r = rs[0]
     tasks = trace.tasks
     c1, c2 = int(tasks["call"][r.first[2]]), int(tasks["call"][r.second[2]])
-    f1, l1 = trace.call_site(c1)
-    f2, l2 = trace.call_site(c2)
+    f1, l1 = site(trace, c1)
+    f2, l2 = site(trace, c2)
     a = trace.allocs
     af, al = _alloc_site(trace, r.alloc)
     acall = int(a["call"][r.alloc])
@@ -674,23 +669,18 @@ def _race_fix(trace: Any, r: _Race, s1: tuple[str, int], s2: tuple[str, int]) ->
 # =============================================================================== waits
 def waits_before_record(trace: Any) -> list[Finding]:
     """stream_wait_event before any record_event: 107000 (legacy) or a wait that does nothing."""
-    dg = trace.diags
+    ix = TraceIndex.of(trace)
     hits: dict[tuple[str, int, bool], list[int]] = defaultdict(list)
-    for j in range(dg.rows):
-        c = int(dg["call"][j])
-        if c < 0:
-            continue
-        kind = trace.string(int(dg["kind"][j]))
-        text = trace.string(int(dg["message"][j]))
-        if kind == "wait_before_record":
-            new_mode = True
-        elif (kind == "error" and "has not been recorded" in text
-              and trace.call_name(c) == "acl.rt.stream_wait_event"):
-            new_mode = False
-        else:
-            continue
-        f, ln = trace.call_site(c)
-        hits[(f, ln, new_mode)].append(c)
+    # (each group holds one kind of diagnostic, in trace order: the two kinds are read apart)
+    for c, _level, _text in ix.diags_of("wait_before_record"):
+        if c >= 0:
+            f, ln = ix.site(c)
+            hits[(f, ln, True)].append(c)
+    for c, _level, text in ix.diags_of("error"):
+        if c >= 0 and "has not been recorded" in text and \
+                ix.call_name(c) == "acl.rt.stream_wait_event":
+            f, ln = ix.site(c)
+            hits[(f, ln, False)].append(c)
     out: list[Finding] = []
     for (f, ln, new_mode), cs in sorted(hits.items()):
         out.append(_wait_finding(trace, f, ln, new_mode, cs))
@@ -713,12 +703,7 @@ def _event_of_call(trace: Any, c: int, arg: int,
 
 def _events_by_handle(trace: Any) -> dict[int, list[tuple[int, int]]]:
     """Event handle -> [(creating call, object id)] in creation order."""
-    o = trace.objects
-    out: dict[int, list[tuple[int, int]]] = defaultdict(list)
-    for i in range(o.rows):
-        if int(o["kind"][i]) == _OBJ_EVENT:
-            out[int(o["handle"][i])].append((int(o["call"][i]), i))
-    return out
+    return TraceIndex.of(trace).objects_by_handle(_OBJ_EVENT)
 
 
 def _wait_finding(trace: Any, f: str, ln: int, new_mode: bool, cs: list[int]) -> Finding:
@@ -732,14 +717,14 @@ def _wait_finding(trace: Any, f: str, ln: int, new_mode: bool, cs: list[int]) ->
     if ev >= 0:
         label = trace.string(int(o["label"][ev]))
         ec = int(o["call"][ev])
-        ef, el = trace.call_site(ec)
+        ef, el = site(trace, ec)
         ev_txt = f"{label} (created at {ef}:{el} by {trace.call_name(ec)})"
         ids["events"] = (ev,)
         for r in trace.calls_named("acl.rt.record_event"):
             r = int(r)
             if r > c and int(trace.calls["ret"][r]) == 0 and \
                     _event_of_call(trace, r, 0, events) == ev:
-                rf, rl = trace.call_site(r)
+                rf, rl = site(trace, r)
                 later = (f" It is recorded only later, by acl.rt.record_event at {rf}:{rl}: "
                          "move that record (after the work to wait for) before the wait.")
                 break
@@ -779,18 +764,12 @@ def deadlocks(trace: Any) -> list[Finding]:
     each stream's stuck task with the call (file:line) that queued it, the event it waits
     for and the record/reset calls involved — ending in a cycle or an unsatisfiable wait.
     """
-    out: list[Finding] = []
-    dg = trace.diags
-    for j in range(dg.rows):
-        if trace.string(int(dg["kind"][j])) != "deadlock":
-            continue
-        cid = int(dg["call"][j])
-        out.append(_deadlock_finding(trace, cid, trace.string(int(dg["message"][j]))))
-    return out
+    return [_deadlock_finding(trace, cid, text)
+            for cid, _level, text in TraceIndex.of(trace).diags_of("deadlock")]
 
 
 def _deadlock_finding(trace: Any, cid: int, report: str) -> Finding:
-    file, line = trace.call_site(cid) if cid >= 0 else ("", 0)
+    file, line = site(trace, cid) if cid >= 0 else ("", 0)
     lines = report.splitlines()
     summary = lines[0].removeprefix("deadlock: ") if lines else "a wait can never finish"
     sites: list[tuple[str, int]] = [(file, line)]
@@ -814,7 +793,7 @@ def _deadlock_finding(trace: Any, cid: int, report: str) -> Finding:
             ids["threads"].add(th)
             oc = _last_wait_call(trace, th, cid)
             if oc >= 0:
-                of, ol = trace.call_site(oc)
+                of, ol = site(trace, oc)
                 sites.append((of, ol))
                 calls.append(oc)
                 parts.append(f"Also stuck: {_thread_name(trace, th)} in "
@@ -826,7 +805,7 @@ def _deadlock_finding(trace: Any, cid: int, report: str) -> Finding:
     if rule:
         parts.append(rule)
     for c in calls[1:]:
-        s = trace.call_site(c)
+        s = site(trace, c)
         if s not in sites:
             sites.append(s)
     return Finding("deadlock", "error", "\n".join(parts), file, line,
@@ -888,7 +867,7 @@ def _wait_chain(trace: Any, cid: int, ids: dict[str, set[int]],
     elif name.startswith("acl.rt.synchronize_event"):
         ev = _event_of_call(trace, cid, 0)
         recs = [t for t in range(nt) if int(t_event[t]) == ev and int(t_call[t]) < cid
-                and int(t_kind[t]) == TaskKind.EVENT_RECORD]
+                and TASK_KINDS[int(t_kind[t])] == "event_record"]
         if recs:
             start = [int(t_stream[recs[-1]])]
     elif not name.startswith(("acl.rt.process_report", "acl.util.stop_thread")):
@@ -922,14 +901,14 @@ def _wait_chain(trace: Any, cid: int, ids: dict[str, set[int]],
             ids["tasks"].add(head)
             hc = int(t_call[head])
             calls.append(hc)
-            hf, hl = trace.call_site(hc)
+            hf, hl = site(trace, hc)
             kind = TASK_KINDS[int(t_kind[head])]
             if kind == "event_wait":
                 ev = int(t_event[head])
                 ids["events"].add(ev)
                 evl = trace.string(int(trace.objects["label"][ev]))
                 recs = [t for t in range(head) if int(t_event[t]) == ev
-                        and int(t_kind[t]) == TaskKind.EVENT_RECORD]
+                        and TASK_KINDS[int(t_kind[t])] == "event_record"]
                 text = (prefix + f"which is stuck at its stream_wait_event on {evl} queued by "
                         f"{trace.call_name(hc)} at {hf}:{hl}")
                 if not recs:
@@ -938,7 +917,7 @@ def _wait_chain(trace: Any, cid: int, ids: dict[str, set[int]],
                 rec = recs[-1]
                 rc = int(t_call[rec])
                 calls.append(rc)
-                rf, rl = trace.call_site(rc)
+                rf, rl = site(trace, rc)
                 if int(t_start[rec]) < 0:
                     out.append(text + f"; the record it needs (acl.rt.record_event at {rf}:{rl}) "
                                f"is queued on {_stream_name(trace, int(t_stream[rec]))} behind "
@@ -946,14 +925,14 @@ def _wait_chain(trace: Any, cid: int, ids: dict[str, set[int]],
                     s = int(t_stream[rec])
                     continue
                 resets = [t for t in range(rec + 1, nt) if int(t_event[t]) == ev
-                          and int(t_kind[t]) == TaskKind.EVENT_RESET
+                          and TASK_KINDS[int(t_kind[t])] == "event_reset"
                           and int(t_start[t]) >= 0 and t < head]
                 later = [t for t in range(resets[0] + 1, nt) if int(t_event[t]) == ev
-                         and int(t_kind[t]) == TaskKind.EVENT_RECORD] if resets else []
+                         and TASK_KINDS[int(t_kind[t])] == "event_record"] if resets else []
                 if later and int(t_start[later[0]]) < 0:
                     z, rec = resets[0], later[0]
-                    zf, zl = trace.call_site(int(t_call[z]))
-                    rf, rl = trace.call_site(int(t_call[rec]))
+                    zf, zl = site(trace, int(t_call[z]))
+                    rf, rl = site(trace, int(t_call[rec]))
                     calls.extend((int(t_call[z]), int(t_call[rec])))
                     text += (f"; the event was reset by acl.rt.reset_event at {zf}:{zl}, so "
                              f"the wait needs the next record, acl.rt.record_event at "
@@ -967,7 +946,7 @@ def _wait_chain(trace: Any, cid: int, ids: dict[str, set[int]],
                     z = resets[0]
                     zc = int(t_call[z])
                     calls.append(zc)
-                    zf, zl = trace.call_site(zc)
+                    zf, zl = site(trace, zc)
                     out.append(text + f"; the event was recorded by acl.rt.record_event at "
                                f"{rf}:{rl}, then reset by acl.rt.reset_event at {zf}:{zl} "
                                f"(on {_stream_name(trace, int(t_stream[z]))}) before this wait "

@@ -33,15 +33,15 @@ from typing import Any
 import numpy as np
 
 from ...constants import ErrorCode
-from ...runtime.kinds import ObjectKind, TaskKind
-from ..schema import ALLOC_KINDS
+from ...runtime.objects import OBJ_CONTEXT
+from ..schema import ALLOC_KINDS, TASK_KINDS
 from . import memory, resources
-from .base import Finding, human_bytes, site
+from .base import Finding, TraceIndex, human_bytes, site
 
 _ERROR = re.compile(r"^(-?\d+): (.*)$", re.S)
 _NEEDS = re.compile(r"needs (\d+) bytes.*holds (\d+)", re.S)
 _IO = re.compile(r"\b(input|output) (\d+)\b")
-_TASK_MODEL = TaskKind.MODEL
+_TASK_MODEL = TASK_KINDS.index("model")
 _GE_INVALID = ErrorCode.ACL_ERROR_GE_PARAM_INVALID
 _NO_CONTEXT = ErrorCode.ACL_ERROR_RT_CONTEXT_NULL
 _STREAM_CONTEXT = ErrorCode.ACL_ERROR_RT_STREAM_CONTEXT
@@ -56,32 +56,22 @@ C_SOURCE_SUFFIXES = (".c", ".cc", ".cpp", ".cxx", ".h", ".hpp")
 
 
 def _at(trace: Any, cid: int) -> str:
-    file, line = site(trace, cid)
-    return f"{file}:{line}"
+    return TraceIndex.of(trace).where(cid)
 
 
 def error_calls(trace: Any, codes: tuple[int, ...]) -> list[tuple[int, int, str]]:
     """``(call, code, message)`` of every failed call with one of ``codes``, in call order."""
-    dg = trace.diags
-    sid = resources.name_ids(trace, ["error"])
-    if not sid:
-        return []
     out = []
-    for j in np.nonzero(dg["kind"] == next(iter(sid)))[0].tolist():
-        m = _ERROR.match(trace.string(int(dg["message"][j])))
+    for cid, _level, text in TraceIndex.of(trace).diags_of("error"):
+        m = _ERROR.match(text)
         if m and int(m.group(1)) in codes:
-            out.append((int(dg["call"][j]), int(m.group(1)), m.group(2)))
+            out.append((cid, int(m.group(1)), m.group(2)))
     return out
 
 
 def _diag_calls(trace: Any, kind: str) -> list[tuple[int, str]]:
     """``(call, message)`` of every runtime diagnostic of ``kind``."""
-    dg = trace.diags
-    sid = resources.name_ids(trace, [kind])
-    if not sid:
-        return []
-    return [(int(dg["call"][j]), trace.string(int(dg["message"][j])))
-            for j in np.nonzero(dg["kind"] == next(iter(sid)))[0].tolist()]
+    return [(cid, text) for cid, _level, text in TraceIndex.of(trace).diags_of(kind)]
 
 
 def _by_site(trace: Any, cids: list[int]) -> dict[tuple[str, int], list[int]]:
@@ -93,8 +83,7 @@ def _by_site(trace: Any, cids: list[int]) -> dict[tuple[str, int], list[int]]:
 
 def thread_name(trace: Any, cid: int) -> str:
     """How messages name the thread that made call ``cid``."""
-    t = int(trace.calls["thread"][cid])
-    return f"thread {t} ({trace.string(int(trace.threads['name'][t]))})"
+    return TraceIndex.of(trace).thread_name(int(trace.calls["thread"][cid]))
 
 
 def _times(n: int) -> str:
@@ -279,11 +268,11 @@ def _buffer_evidence(trace: Any, cid: int, text: str) -> tuple[str, tuple[int, .
         return "", ()
     which, index = m.group(1), int(m.group(2))
     api = trace.call_name(cid)
-    handles = resources.handle_rows(trace)
+    handles = TraceIndex.of(trace).handle_rows
     buf_handle: int | None = None
     desc_handle: int | None = None
     if api in _MODEL_EXECUTES:
-        ints = resources.call_ints(trace, cid)
+        ints = TraceIndex.of(trace).call_ints(cid)
         if len(ints) >= 3:
             ds = ints[1] if which == "input" else ints[2]
             bufs = _dataset_buffers(trace, ds, cid)
@@ -339,10 +328,10 @@ def _int_list(v: Any) -> list[int] | None:
 def _dataset_buffers(trace: Any, ds: int, before: int) -> list[int]:
     """Data-buffer handles added to dataset ``ds`` before call ``before``, in order."""
     out = []
-    for c in resources.ok_calls(trace, "acl.mdl.add_dataset_buffer").tolist():
+    for c in TraceIndex.of(trace).ok_calls("acl.mdl.add_dataset_buffer").tolist():
         if c >= before:
             break
-        ints = resources.call_ints(trace, c)
+        ints = TraceIndex.of(trace).call_ints(c)
         if len(ints) >= 2 and ints[0] == ds:
             out.append(ints[1])
     return out
@@ -397,7 +386,7 @@ def _short_copies(trace: Any) -> list[Finding]:
     for (exe, copy, prefix), items in hits.items():
         al, covered, need, t = items[0]
         order = [r[0] for r in reads.get(t, [])]
-        model = resources.call_ints(trace, exe)
+        model = TraceIndex.of(trace).call_ints(exe)
         row = row_map.get(model[0] if model else -1, {}).get(
             order.index(al) if al in order else -1, 0)
         batch = prefix and row > 0 and covered % row == 0 and need % row == 0
@@ -541,11 +530,11 @@ def _context_after(trace: Any, cid: int) -> int:
         name = trace.call_name(cid)
         found = np.zeros(0, dtype=np.int64)
         if name == "acl.rt.create_context":
-            found = np.nonzero((o["call"] == cid) & (o["kind"] == ObjectKind.CONTEXT))[0]
+            found = np.nonzero((o["call"] == cid) & (o["kind"] == OBJ_CONTEXT))[0]
         elif name == "acl.rt.set_context":
             args = trace.call_args(cid)
             if args and isinstance(args[0], int):
-                found = np.nonzero((o["handle"] == args[0]) & (o["kind"] == ObjectKind.CONTEXT)
+                found = np.nonzero((o["handle"] == args[0]) & (o["kind"] == OBJ_CONTEXT)
                                    & (o["call"] < cid))[0]
         if len(found):
             return int(found[-1])
@@ -558,8 +547,8 @@ def wrong_context(trace: Any) -> list[Finding]:
     if not fails:
         return []
     calls, o = trace.calls, trace.objects
-    handles = resources.handle_rows(trace)
-    loads = resources.model_loads(trace)
+    handles = TraceIndex.of(trace).handle_rows
+    loads = TraceIndex.of(trace).model_loads
     groups: dict[tuple[str, int], list[tuple[int, int, str]]] = defaultdict(list)
     for c, code, text in fails:
         groups[site(trace, c)].append((c, code, text))
@@ -572,7 +561,7 @@ def wrong_context(trace: Any) -> list[Finding]:
         ev_calls: list[int] = []
         owner = -1
         if code == _STREAM_CONTEXT:
-            streams = [handles[h] for h in resources.call_ints(trace, c)
+            streams = [handles[h] for h in TraceIndex.of(trace).call_ints(c)
                        if h in handles and int(o["kind"][handles[h]]) == 1]
             if streams:
                 s = streams[0]
@@ -583,7 +572,7 @@ def wrong_context(trace: Any) -> list[Finding]:
                 ev_calls.append(made)
             what = "the stream"
         else:
-            ints = resources.call_ints(trace, c)
+            ints = TraceIndex.of(trace).call_ints(c)
             load = loads.get(ints[0], -1) if ints else -1
             if load >= 0:
                 owner = int(calls["ctx"][load])
@@ -624,7 +613,7 @@ def pageable_async_copy(trace: Any) -> list[Finding]:
     a = trace.allocs
     for (file, line), cids in _by_site(
             trace, [c for c, _ in _diag_calls(trace, "pageable_async_copy")]).items():
-        bufs = sorted({r for c in cids for r, _ in resources.call_ptrs(trace, c)
+        bufs = sorted({r for c in cids for r, _ in TraceIndex.of(trace).call_ptrs(c)
                        if int(a["kind"][r]) == 3})
         made = sorted({int(a["call"][r]) for r in bufs})
         src = ", ".join(f"{trace.call_name(m)} at {_at(trace, m)}"
@@ -656,7 +645,7 @@ def misaligned_host_buffer(trace: Any) -> list[Finding]:
         text_of.setdefault(c, t)
     for (file, line), cids in _by_site(trace, [c for c, _ in diags]).items():
         cids = sorted(set(cids))
-        bufs = sorted({r for c in cids for r, off in resources.call_ptrs(trace, c)
+        bufs = sorted({r for c in cids for r, off in TraceIndex.of(trace).call_ptrs(c)
                        if off % 64})
         made = sorted({int(a["call"][r]) for r in bufs})
         src = "; ".join(_alloc_text(trace, r) for r in bufs[:3])

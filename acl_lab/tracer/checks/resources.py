@@ -33,16 +33,15 @@ How each mistake is named once (the design decision):
 
 from __future__ import annotations
 
-import re
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from ..schema import ALLOC_KINDS, ARG_INT, ARG_PTR, PTR_OFFSET_MASK, PTR_SHIFT
-from .base import Finding, human_bytes, site
+from ..schema import ALLOC_KINDS
+from .base import Finding, TraceIndex, human_bytes, site
 
 # objects.kind numbers (acl_lab.runtime.objects)
 _CONTEXT, _STREAM, _EVENT, _THREAD = 0, 1, 2, 3
@@ -90,7 +89,6 @@ _FREE_CALLS = frozenset(FREE_API.values())
 #: calls that create a stream inside a VDEC/VENC channel (destroyed with the channel)
 _CODEC_CHANNEL_CALLS = frozenset({"acl.media.vdec_create_channel",
                                   "acl.media.venc_create_channel"})
-_MODEL_LOADED = re.compile(r"model (\d+) loaded")
 ORDER_RULE = ("destroy events, then streams, then contexts, then reset the device, "
               "then finalize")
 
@@ -110,55 +108,6 @@ def _released_by(trace: Any, cid: int) -> str:
     if name == "acl_lab.exit":
         return "the program's exit"
     return f"{name} at {_at(trace, cid)}"
-
-
-def call_ints(trace: Any, cid: int) -> list[int]:
-    """The plain integer arguments of a call (handles, ids, sizes)."""
-    start = int(trace.calls["arg_start"][cid])
-    n = int(trace.calls["arg_count"][cid])
-    kinds, vals = trace.args["kind"], trace.args["value"]
-    return [int(vals[i]) for i in range(start, start + n) if int(kinds[i]) == ARG_INT]
-
-
-def call_ptrs(trace: Any, cid: int) -> list[tuple[int, int]]:
-    """``(alloc row, offset)`` of every pointer argument of a call."""
-    start = int(trace.calls["arg_start"][cid])
-    n = int(trace.calls["arg_count"][cid])
-    kinds, vals = trace.args["kind"], trace.args["value"]
-    return [(int(vals[i]) >> PTR_SHIFT, int(vals[i]) & PTR_OFFSET_MASK)
-            for i in range(start, start + n) if int(kinds[i]) == ARG_PTR]
-
-
-def name_ids(trace: Any, names: Iterable[str]) -> dict[int, str]:
-    """String id -> name for those of ``names`` the trace interned."""
-    index = {s: i for i, s in enumerate(trace.strings)}
-    return {index[n]: n for n in names if n in index}
-
-
-def handle_rows(trace: Any) -> dict[int, int]:
-    """Object handle -> objects row (handles are never reused within a session)."""
-    o = trace.objects
-    return {int(h): i for i, h in enumerate(o["handle"].tolist())}
-
-
-def model_loads(trace: Any) -> dict[int, int]:
-    """Model id -> the call that loaded it (from the runtime's ``model_loaded`` notes)."""
-    out: dict[int, int] = {}
-    dg = trace.diags
-    sid = name_ids(trace, ["model_loaded"])
-    if not sid:
-        return out
-    for j in np.nonzero(dg["kind"] == next(iter(sid)))[0].tolist():
-        m = _MODEL_LOADED.match(trace.string(int(dg["message"][j])))
-        if m:
-            out[int(m.group(1))] = int(dg["call"][j])
-    return out
-
-
-def ok_calls(trace: Any, name: str) -> np.ndarray:
-    """Ids of the calls to ``name`` that succeeded."""
-    ids = trace.calls_named(name)
-    return ids[trace.calls["ret"][ids] == 0] if len(ids) else ids
 
 
 # ------------------------------------------------------------------------------ late releases
@@ -183,7 +132,8 @@ def late_releases(trace: Any) -> list[LateRelease]:
     failed = np.nonzero(calls["ret"] != 0)[0]
     if not len(failed):
         return []
-    names = name_ids(trace, [*_DESTROY_CALLS, *_FREE_CALLS, "acl.mdl.unload"])
+    ix = TraceIndex.of(trace)
+    names = ix.ids_of([*_DESTROY_CALLS, *_FREE_CALLS, "acl.mdl.unload"])
     failed = failed[np.isin(calls["name"][failed], list(names))]
     if not len(failed):
         return []
@@ -192,13 +142,13 @@ def late_releases(trace: Any) -> list[LateRelease]:
                                      for j in np.nonzero(d["how"] == 1)[0].tolist()}
     alloc_reclaimed: dict[int, int] = {int(f["alloc"][j]): int(f["call"][j])
                                        for j in np.nonzero(f["how"] == 1)[0].tolist()}
-    handles = handle_rows(trace)
+    handles = ix.handle_rows
     out: list[LateRelease] = []
     model_reclaimed: dict[int, int] | None = None
     for cid in failed.tolist():
         name = names[int(calls["name"][cid])]
         if name in _DESTROY_CALLS:
-            for h in call_ints(trace, cid):
+            for h in ix.call_ints(cid):
                 row = handles.get(h)
                 if row is None or int(o["kind"][row]) not in _DESTROY_CALLS[name]:
                     continue
@@ -206,14 +156,14 @@ def late_releases(trace: Any) -> list[LateRelease]:
                 if by is not None and by < cid:
                     out.append(LateRelease(cid, "objects", row, by))
         elif name in _FREE_CALLS:
-            for row, off in call_ptrs(trace, cid):
+            for row, off in ix.call_ptrs(cid):
                 by = alloc_reclaimed.get(row)
                 if off == 0 and by is not None and by < cid and int(a["kind"][row]) != 3:
                     out.append(LateRelease(cid, "allocs", row, by))
         else:  # acl.mdl.unload
             if model_reclaimed is None:
                 model_reclaimed = _model_reclaims(trace, alloc_reclaimed)
-            ints = call_ints(trace, cid)
+            ints = ix.call_ints(cid)
             by = model_reclaimed.get(ints[0]) if ints else None
             if by is not None and by < cid:
                 out.append(LateRelease(cid, "models", ints[0], by))
@@ -226,7 +176,8 @@ def _model_reclaims(trace: Any, alloc_reclaimed: dict[int, int]) -> dict[int, in
     a = trace.allocs
     for row, by in alloc_reclaimed.items():
         by_call.setdefault(int(a["call"][row]), by)
-    return {mid: by_call[cid] for mid, cid in model_loads(trace).items() if cid in by_call}
+    loads = TraceIndex.of(trace).model_loads
+    return {mid: by_call[cid] for mid, cid in loads.items() if cid in by_call}
 
 
 def destroy_order(trace: Any) -> list[Finding]:
@@ -247,7 +198,7 @@ def destroy_order(trace: Any) -> list[Finding]:
             what = (f"the {ALLOC_KINDS[int(a['kind'][late.row])].replace('_', ' ')} memory "
                     f"allocated at {_at(trace, made)}")
         else:
-            made = model_loads(trace).get(late.row, -1)
+            made = TraceIndex.of(trace).model_loads.get(late.row, -1)
             what = f"model {late.row} loaded at {_at(trace, made)}"
         ret = int(trace.calls["ret"][late.call])
         msg = (f"{api} at {_at(trace, late.call)} came too late: {by_name} at "
@@ -280,7 +231,7 @@ def leaks(trace: Any) -> list[Finding]:
     late_rows: dict[str, set[int]] = defaultdict(set)
     for x in late:
         late_rows[x.table].add(x.row)
-    loads = model_loads(trace)
+    loads = TraceIndex.of(trace).model_loads
     out = _memory_leaks(trace, late_rows["allocs"], set(loads.values()))
     out.extend(_model_leaks(trace, loads, late_rows["models"]))
     out.extend(_object_leaks(trace, late_rows["objects"]))
@@ -354,8 +305,9 @@ def _memory_leak(trace: Any, kind: int, file: str, line: int, rows: list[int],
 
 def _model_leaks(trace: Any, loads: dict[int, int], late: set[int]) -> list[Finding]:
     unloaded: set[int] = set()
-    for cid in ok_calls(trace, "acl.mdl.unload").tolist():
-        ints = call_ints(trace, cid)
+    ix = TraceIndex.of(trace)
+    for cid in ix.ok_calls("acl.mdl.unload").tolist():
+        ints = ix.call_ints(cid)
         if ints:
             unloaded.add(ints[0])
     a, f = trace.allocs, trace.frees
@@ -416,7 +368,7 @@ def _object_leaks(trace: Any, late: set[int]) -> list[Finding]:
             continue  # released with its context
         if kind == _STREAM and trace.call_name(int(o["call"][i])) in _CODEC_CHANNEL_CALLS:
             continue  # a VDEC/VENC channel's own stream: the channel's leak names it
-        file, line = trace.call_site(int(o["call"][i]))
+        file, line = site(trace, int(o["call"][i]))
         groups[(kind, file, line)].append(i)
     repeatable: set[int] | None = None
     out: list[Finding] = []
@@ -502,8 +454,9 @@ def _object_leak_message(trace: Any, kind: int, file: str, line: int, rows: list
 
 def _repeatable_executors(trace: Any) -> set[int]:
     out: set[int] = set()
-    for cid in ok_calls(trace, "acl_lab.aclnn.set_executor_repeatable").tolist():
-        out.update(call_ints(trace, cid))
+    ix = TraceIndex.of(trace)
+    for cid in ix.ok_calls("acl_lab.aclnn.set_executor_repeatable").tolist():
+        out.update(ix.call_ints(cid))
     return out
 
 
