@@ -35,10 +35,9 @@ from .constants import ErrorCode
 from .runtime.compute import queue_device_task
 from .runtime.costs import aclnn_cost
 from .runtime.errors import AclError
+from .runtime.kinds import Engine, ObjectKind, TaskKind
 from .runtime.memory import DEVICE, DVPP, KIND_NAMES
-from .runtime.objects import OBJ_ACLNN_EXECUTOR, OBJ_ACLNN_SCALAR, OBJ_ACLNN_TENSOR
 from .runtime.opdefs import ACL_TO_NUMPY, OpDef, OpError, TensorSpec, get_op
-from .runtime.scheduler import Engine, TaskKind
 from .runtime.session import Session
 
 S = Session
@@ -192,7 +191,7 @@ def _op_kernel(op: OpDef, specs: list[TensorSpec], out: TensorSpec, attrs: dict[
 
 
 def _phase1(s: S, cid: int, ex: Executor, label: str) -> tuple[int, int]:
-    return ex.workspace, _new(s, ex, OBJ_ACLNN_EXECUTOR, cid, label)
+    return ex.workspace, _new(s, ex, ObjectKind.ACLNN_EXECUTOR, cid, label)
 
 
 # ------------------------------------------------------------------ tensors and scalars
@@ -250,7 +249,8 @@ def create_tensor(s: S, th: Any, cid: int, shape: Any, dtype: int, device_ptr: i
                f"aclnn tensor data {device_ptr:#x} is not {TENSOR_ALIGN}-byte aligned (offset "
                f"{device_ptr - r.addr} into allocation #{r.id}); aclCreateTensor requires "
                "32-byte alignment, otherwise behaviour is undefined")
-    return _new(s, t, OBJ_ACLNN_TENSOR, cid, f"aclnn tensor {ACL_TO_NUMPY[dtype]}{list(dims)}")
+    return _new(s, t, ObjectKind.ACLNN_TENSOR, cid,
+                f"aclnn tensor {ACL_TO_NUMPY[dtype]}{list(dims)}")
 
 
 @acl_api("acl_lab.aclnn.destroy_tensor", "aclDestroyTensor", "k")
@@ -283,7 +283,7 @@ def create_scalar(s: S, th: Any, cid: int, value: Any, dtype: int) -> int:
         raise _err(ACLNN_ERR_PARAM_INVALID, f"scalar value {value} does not fit the integer "
                                             f"type {name}")
     sc = AclnnScalar(np.array(value).astype(name)[()], dtype)  # [()] gives a numpy scalar
-    return _new(s, sc, OBJ_ACLNN_SCALAR, cid, f"aclnn scalar {name}({value})")
+    return _new(s, sc, ObjectKind.ACLNN_SCALAR, cid, f"aclnn scalar {name}({value})")
 
 
 @acl_api("acl_lab.aclnn.destroy_scalar", "aclDestroyScalar", "k")

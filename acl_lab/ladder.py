@@ -71,8 +71,8 @@ from .hostwork import (
 from .runtime.costs import execution_cost
 from .runtime.dvpp import INTERP_BILINEAR, resize_plane
 from .runtime.hooks import TaskLog
+from .runtime.kinds import Engine, TaskKind
 from .runtime.models import shared_memo
-from .runtime.scheduler import Engine, TaskKind
 from .runtime.session import Session
 
 # pyACL exports no constants (reference 1.7): programs define the ones they use.

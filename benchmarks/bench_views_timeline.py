@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from acl_lab.runtime.objects import OBJ_CONTEXT, OBJ_STREAM
+from acl_lab.runtime.kinds import ObjectKind
 from acl_lab.tracer.schema import TASK_KINDS
 from acl_lab.tracer.trace import Trace
 from acl_lab.tracer.views.timeline import timeline
@@ -107,7 +107,7 @@ def synthetic_trace(n_tasks: int, n_streams: int = 8, seed: int = 0) -> Trace:
                   "end_ns": c_end, "ret": np.zeros(n_calls, np.int32),
                   "arg_start": np.zeros(n_calls, np.int64),
                   "arg_count": np.zeros(n_calls, np.int8)},
-        "objects": {"kind": [OBJ_CONTEXT] + [OBJ_STREAM] * n_streams,
+        "objects": {"kind": [ObjectKind.CONTEXT] + [ObjectKind.STREAM] * n_streams,
                     "handle": [0xA0_0000_0000 + 0x40 * i for i in range(n_streams + 1)],
                     "device": [0] * (n_streams + 1), "ctx": [-1] + [0] * n_streams,
                     "flags": [0] * (n_streams + 1), "call": [0] * (n_streams + 1),

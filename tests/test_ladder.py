@@ -21,11 +21,11 @@ from acl_lab.hostwork import HOST_WORK_CALL, first_touch_ns, jpeg_decode_ns, pre
 from acl_lab.runtime import dvpp
 from acl_lab.runtime.costs import execution_cost, kernel_ns, occupancy
 from acl_lab.runtime.hooks import TaskLog
+from acl_lab.runtime.kinds import Engine, TaskKind
 from acl_lab.runtime.model import load_om
 from acl_lab.runtime.models import shared_memo
 from acl_lab.runtime.opdefs import OpError, TensorSpec, get_op
 from acl_lab.runtime.profiles import get_profile
-from acl_lab.runtime.scheduler import Engine, TaskKind
 from acl_lab.runtime.session import Session
 
 P310P3 = get_profile("Ascend310P3")

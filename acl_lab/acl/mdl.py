@@ -27,7 +27,7 @@ from ..runtime import aipp as A
 from ..runtime import models as M
 from ..runtime.compute import _destroy_object, _lookup, _new_object
 from ..runtime.errors import AclError
-from ..runtime.objects import OBJ_MDL_AIPP
+from ..runtime.kinds import ObjectKind
 from ..runtime.session import Session
 from ._boundary import acl_api
 
@@ -472,7 +472,7 @@ def create_aipp(s: S, th: Any, cid: int, batch_size: int) -> int:
         raise AclError(ErrorCode.ACL_ERROR_INVALID_PARAM,
                        f"batchSize {batch_size} is more than acl_lab's limit of "
                        f"{A.MAX_AIPP_BATCH} (real ACL runs out of memory: NULL)")
-    return _new_object(s, A.DynamicAipp(batch_size), OBJ_MDL_AIPP, cid, "mdl aipp")
+    return _new_object(s, A.DynamicAipp(batch_size), ObjectKind.MDL_AIPP, cid, "mdl aipp")
 
 
 @acl_api("acl.mdl.destroy_aipp", "aclmdlDestroyAIPP", "k")

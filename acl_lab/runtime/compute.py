@@ -20,10 +20,10 @@ import numpy as np
 from ..constants import ErrorCode
 from .costs import op_cost
 from .errors import AclError
+from .kinds import Engine, ObjectKind, TaskKind
 from .memory import DEVICE, DVPP, HOST_PAGEABLE, HOST_PINNED, SIZE_MAX
-from .objects import OBJ_OP_ATTR, OBJ_OP_HANDLE, OBJ_TENSOR_DESC, HostThread, Task
+from .objects import HostThread, Task
 from .opdefs import ACL_TO_NUMPY, NUMPY_TO_ACL, OpDef, OpError, TensorSpec, get_op
-from .scheduler import Engine, TaskKind
 
 if TYPE_CHECKING:
     from .session import Session
@@ -142,7 +142,7 @@ def create_tensor_desc(s: Session, cid: int, dtype: int, dims: list[int],
                        fmt: int) -> int:
     """aclCreateTensorDesc(dtype, numDims, dims, format)."""
     d = TensorDesc(-1, 0, dtype, int64_dims(dims, "acl.create_tensor_desc"), fmt)
-    return _new_object(s, d, OBJ_TENSOR_DESC, cid, f"tensor desc {dims}")
+    return _new_object(s, d, ObjectKind.TENSOR_DESC, cid, f"tensor desc {dims}")
 
 
 def tensor_desc(s: Session, handle: int) -> TensorDesc:
@@ -170,7 +170,7 @@ def tensor_desc_size(s: Session, handle: int) -> int:
 
 def create_op_attr(s: Session, cid: int) -> int:
     """aclopCreateAttr."""
-    return _new_object(s, OpAttr(-1, 0), OBJ_OP_ATTR, cid, "op attr")
+    return _new_object(s, OpAttr(-1, 0), ObjectKind.OP_ATTR, cid, "op attr")
 
 
 def op_attr(s: Session, handle: int) -> OpAttr:
@@ -388,7 +388,7 @@ def create_op_handle(s: Session, cid: int, op_type: str, in_descs: list[int],
         raise AclError(e.code, e.message) from None
     h = OpHandle(-1, 0, op, [tensor_desc(s, x) for x in in_descs],
                  [tensor_desc(s, x) for x in out_descs], _op_attrs(s, op, attr))
-    return _new_object(s, h, OBJ_OP_HANDLE, cid, f"op handle {op_type}")
+    return _new_object(s, h, ObjectKind.OP_HANDLE, cid, f"op handle {op_type}")
 
 
 def destroy_op_handle(s: Session, cid: int, handle: int) -> None:

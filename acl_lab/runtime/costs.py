@@ -23,9 +23,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..constants import MemcpyKind
+from .kinds import Engine
 from .opdefs import TensorSpec
 from .profiles import DEFAULT_HOST, HOST_COPY_BYTES_PER_NS, DeviceProfile, HostProfile
-from .scheduler import Engine
 
 if TYPE_CHECKING:
     from .model import Gear, OmModel

@@ -30,19 +30,9 @@ from ..constants import ErrorCode
 from .compute import _lookup, queue_device_task
 from .costs import dvpp_ns, vpc_ns
 from .errors import AccessError, AclError
+from .kinds import Engine, ObjectKind, TaskKind
 from .memory import DEVICE, DVPP, HOST_PAGEABLE, HOST_PINNED, KIND_NAMES
-from .objects import (
-    OBJ_DVPP_BATCH_PIC_DESC,
-    OBJ_DVPP_CHANNEL,
-    OBJ_DVPP_CHANNEL_DESC,
-    OBJ_DVPP_JPEGE_CONFIG,
-    OBJ_DVPP_PIC_DESC,
-    OBJ_DVPP_RESIZE_CONFIG,
-    OBJ_DVPP_ROI_CONFIG,
-    OBJ_DVPP_STREAM_DESC,
-    HostThread,
-)
-from .scheduler import Engine, TaskKind
+from .objects import HostThread
 
 if TYPE_CHECKING:
     from .session import Session
@@ -204,7 +194,7 @@ def _destroy(s: Session, obj: Any, cid: int) -> None:
 
 def create_channel_desc(s: Session, cid: int) -> int:
     """acldvppCreateChannelDesc."""
-    return _new(s, ChannelDesc(), OBJ_DVPP_CHANNEL_DESC, cid, "dvpp channel desc")
+    return _new(s, ChannelDesc(), ObjectKind.DVPP_CHANNEL_DESC, cid, "dvpp channel desc")
 
 
 def channel_desc(s: Session, handle: int) -> ChannelDesc:
@@ -220,7 +210,7 @@ def create_channel(s: Session, th: HostThread, cid: int, handle: int) -> None:
         raise AclError(ACL_ERROR_INVALID_PARAM, f"channel desc {handle:#x} already has a "
                                                 "channel: destroy it before creating another")
     ch = Channel(ctx)
-    _new(s, ch, OBJ_DVPP_CHANNEL, cid, f"dvpp channel of desc {handle:#x}",
+    _new(s, ch, ObjectKind.DVPP_CHANNEL, cid, f"dvpp channel of desc {handle:#x}",
          ctx.device.index, ctx.oid)
     d.channel = ch
 
@@ -267,7 +257,7 @@ def _live_channel(s: Session, handle: int) -> ChannelDesc:
 
 def create_pic_desc(s: Session, cid: int) -> int:
     """acldvppCreatePicDesc: every field starts at 0."""
-    return _new(s, PicDesc(), OBJ_DVPP_PIC_DESC, cid, "dvpp pic desc")
+    return _new(s, PicDesc(), ObjectKind.DVPP_PIC_DESC, cid, "dvpp pic desc")
 
 
 def pic_desc(s: Session, handle: int) -> PicDesc:
@@ -285,7 +275,7 @@ def destroy_pic_desc(s: Session, cid: int, handle: int) -> None:
 
 def create_resize_config(s: Session, cid: int) -> int:
     """acldvppCreateResizeConfig: interpolation 0 (the default algorithm)."""
-    return _new(s, ResizeConfig(), OBJ_DVPP_RESIZE_CONFIG, cid, "dvpp resize config")
+    return _new(s, ResizeConfig(), ObjectKind.DVPP_RESIZE_CONFIG, cid, "dvpp resize config")
 
 
 def resize_config(s: Session, handle: int) -> ResizeConfig:
@@ -793,7 +783,7 @@ class JpegeConfig:
 def create_roi_config(s: Session, cid: int, left: int, right: int, top: int,
                       bottom: int) -> int:
     """acldvppCreateRoiConfig(left, right, top, bottom): values are checked when used."""
-    return _new(s, RoiConfig(left, right, top, bottom), OBJ_DVPP_ROI_CONFIG, cid,
+    return _new(s, RoiConfig(left, right, top, bottom), ObjectKind.DVPP_ROI_CONFIG, cid,
                 "dvpp roi config")
 
 
@@ -816,10 +806,10 @@ def create_batch_pic_desc(s: Session, cid: int, batch_size: int) -> int:
         raise AclError(ACL_ERROR_INVALID_PARAM, f"batch size {batch_size} is more than the "
                                                 f"{VPC_MAX_ROIS} pictures a VPC batch takes")
     b = BatchPicDesc()
-    h = _new(s, b, OBJ_DVPP_BATCH_PIC_DESC, cid, f"dvpp batch pic desc ({batch_size})")
+    h = _new(s, b, ObjectKind.DVPP_BATCH_PIC_DESC, cid, f"dvpp batch pic desc ({batch_size})")
     for i in range(batch_size):
         p = PicDesc()
-        _new(s, p, OBJ_DVPP_PIC_DESC, cid, f"dvpp pic desc {i} of batch {h:#x}")
+        _new(s, p, ObjectKind.DVPP_PIC_DESC, cid, f"dvpp pic desc {i} of batch {h:#x}")
         b.pics.append(p)
     return h
 
@@ -849,7 +839,7 @@ def destroy_batch_pic_desc(s: Session, cid: int, handle: int) -> None:
 
 def create_stream_desc(s: Session, cid: int) -> int:
     """acldvppCreateStreamDesc: every field 0."""
-    return _new(s, StreamDesc(), OBJ_DVPP_STREAM_DESC, cid, "dvpp stream desc")
+    return _new(s, StreamDesc(), ObjectKind.DVPP_STREAM_DESC, cid, "dvpp stream desc")
 
 
 def stream_desc(s: Session, handle: int) -> StreamDesc:
@@ -864,7 +854,7 @@ def destroy_stream_desc(s: Session, cid: int, handle: int) -> None:
 
 def create_jpege_config(s: Session, cid: int) -> int:
     """acldvppCreateJpegeConfig: level 100."""
-    return _new(s, JpegeConfig(), OBJ_DVPP_JPEGE_CONFIG, cid, "dvpp jpege config")
+    return _new(s, JpegeConfig(), ObjectKind.DVPP_JPEGE_CONFIG, cid, "dvpp jpege config")
 
 
 def jpege_config(s: Session, handle: int) -> JpegeConfig:

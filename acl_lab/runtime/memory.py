@@ -36,22 +36,22 @@ import numpy as np
 
 from ..constants import ErrorCode
 from .errors import AccessError, AclError
+from .kinds import AllocKind, Pool
 from .profiles import DeviceProfile, GiB, MiB
 
-# Region kinds (also the trace's ``allocs.kind`` column).
-DEVICE = 0
-HOST_PINNED = 1
-DVPP = 2
-HOST_PAGEABLE = 3
-KIND_NAMES = ("device", "host_pinned", "dvpp", "host_pageable")
-
-# Pools (the trace's ``allocs.pool`` column).
-POOL_NORMAL = 0
-POOL_HUGE = 1
-POOL_HUGE1G = 2
-POOL_DVPP = 3
-POOL_HOST = 4
-POOL_NAMES = ("normal", "huge", "huge1g", "dvpp", "host")
+# Short names for the region kinds and pools (``kinds.AllocKind``, ``kinds.Pool``): every
+# region, resolution and copy check compares against them, and a module constant costs a
+# tenth of an enum member's read. Typed ``int``: a region's kind and pool are plain ints.
+DEVICE: int = AllocKind.DEVICE
+HOST_PINNED: int = AllocKind.HOST_PINNED
+DVPP: int = AllocKind.DVPP
+HOST_PAGEABLE: int = AllocKind.HOST_PAGEABLE
+KIND_NAMES = AllocKind.labels()
+POOL_NORMAL: int = Pool.NORMAL
+POOL_HUGE: int = Pool.HUGE
+POOL_HUGE1G: int = Pool.HUGE1G
+POOL_DVPP: int = Pool.DVPP
+POOL_HOST: int = Pool.HOST
 
 HUGE_PAGE = 2 * MiB
 HUGE1G_PAGE = 1 * GiB

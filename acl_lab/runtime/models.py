@@ -33,15 +33,15 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..constants import ErrorCode
+from ..constants import ErrorCode, MemcpyKind
 from .compute import _lookup, _new_object, _resolve_start
 from .costs import ExecutionCost, execution_cost
 from .errors import AclError
+from .kinds import Engine, ObjectKind, TaskKind
 from .memory import DEVICE, DVPP, HOST_PAGEABLE, HOST_PINNED
 from .model import KIND_BATCH, KIND_DIMS, KIND_HW, SHAPE_DATA_NAME
-from .objects import OBJ_DATASET, OBJ_MODEL_DESC, Context, HostThread, Task
+from .objects import Context, HostThread, Task
 from .opdefs import NUMPY_TO_ACL
-from .scheduler import Engine, TaskKind
 
 if TYPE_CHECKING:
     from .model import OmModel
@@ -61,8 +61,6 @@ DYNAMIC_INPUT_LENGTH_CODE = ErrorCode.ACL_ERROR_GE_DYNAMIC_INPUT_LENGTH_INVALID
 DYNAMIC_BATCH_CODE = ErrorCode.ACL_ERROR_GE_DYNAMIC_BATCH_SIZE_INVALID
 #: ACL_ERROR_GE_EXEC_MODEL_ID_INVALID
 MODEL_ID_CODE = ErrorCode.ACL_ERROR_GE_EXEC_MODEL_ID_INVALID
-#: ACL_MEMCPY_HOST_TO_DEVICE (the copy set_dynamic_batch_size makes)
-_MEMCPY_H2D = 1
 
 
 @dataclass
@@ -244,7 +242,7 @@ def _check_ctx(s: Session, th: HostThread, lm: LoadedModel, what: str) -> None:
 
 def create_desc(s: Session, cid: int) -> int:
     """aclmdlCreateDesc."""
-    return _new_object(s, ModelDesc(), OBJ_MODEL_DESC, cid, "model desc")
+    return _new_object(s, ModelDesc(), ObjectKind.MODEL_DESC, cid, "model desc")
 
 
 def desc(s: Session, handle: int, filled: bool = True) -> ModelDesc:
@@ -406,7 +404,7 @@ def input_dynamic_dims(s: Session, handle: int, index: int,
 
 def create_dataset(s: Session, cid: int) -> int:
     """aclmdlCreateDataset."""
-    return _new_object(s, Dataset(), OBJ_DATASET, cid, "dataset")
+    return _new_object(s, Dataset(), ObjectKind.DATASET, cid, "dataset")
 
 
 def dataset(s: Session, handle: int) -> Dataset:
@@ -520,7 +518,7 @@ def write_input_params(s: Session, th: HostThread, cid: int, addr: int, payload:
     does: one synchronous, pinned host-to-device copy, traced as a write of those bytes."""
     r = _io_region(s, addr, what)
     s.require_ctx(th)
-    eng, dur = s._copy_cost(_MEMCPY_H2D, len(payload), True)
+    eng, dur = s._copy_cost(MemcpyKind.HOST_TO_DEVICE, len(payload), True)
     t = Task(TaskKind.H2D, None, cid, th.clock, eng, dur)
     t.label = label
     t.pinned = True

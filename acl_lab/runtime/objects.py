@@ -2,7 +2,8 @@
 
 Plain state holders. Behaviour lives in ``Session``; these classes only name the state so the
 session reads like the domain. Every object that a handle can name has ``oid`` (its row in the
-trace's ``objects`` table) and ``handle`` (the int the program sees).
+trace's ``objects`` table, whose ``kind`` is a ``kinds.ObjectKind``) and ``handle`` (the int
+the program sees).
 """
 
 from __future__ import annotations
@@ -12,54 +13,9 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
+from .kinds import Engine, TaskKind
 from .memory import Region
-from .scheduler import Engine, Resource, TaskKind
-
-# Object kinds (the trace's ``objects.kind`` column): one table for every module that creates
-# handle objects, so numbers are never reused.
-OBJ_CONTEXT = 0
-OBJ_STREAM = 1
-OBJ_EVENT = 2
-OBJ_THREAD = 3
-OBJ_DATA_BUFFER = 4
-OBJ_TENSOR_DESC = 5
-OBJ_OP_ATTR = 6
-OBJ_OP_HANDLE = 7
-OBJ_MODEL_DESC = 8
-OBJ_DATASET = 9
-OBJ_MDL_AIPP = 11  # an aclmdlAIPP (acl.mdl.create_aipp)
-OBJ_DVPP_CHANNEL_DESC = 20
-OBJ_DVPP_CHANNEL = 21
-OBJ_DVPP_PIC_DESC = 22
-OBJ_DVPP_RESIZE_CONFIG = 23
-OBJ_DVPP_ROI_CONFIG = 24
-OBJ_DVPP_BATCH_PIC_DESC = 25
-OBJ_DVPP_JPEGE_CONFIG = 26
-OBJ_DVPP_STREAM_DESC = 27
-OBJ_ACLNN_TENSOR = 30
-OBJ_ACLNN_SCALAR = 31
-OBJ_ACLNN_EXECUTOR = 32
-OBJ_VDEC_CHANNEL_DESC = 40
-OBJ_VDEC_CHANNEL = 41
-OBJ_VDEC_FRAME_CONFIG = 42
-OBJ_VENC_CHANNEL_DESC = 43
-OBJ_VENC_CHANNEL = 44
-OBJ_VENC_FRAME_CONFIG = 45
-OBJ_KIND_NAMES: dict[int, str] = {
-    OBJ_CONTEXT: "context", OBJ_STREAM: "stream", OBJ_EVENT: "event", OBJ_THREAD: "thread",
-    OBJ_DATA_BUFFER: "data_buffer", OBJ_TENSOR_DESC: "tensor_desc", OBJ_OP_ATTR: "op_attr",
-    OBJ_OP_HANDLE: "op_handle", OBJ_MODEL_DESC: "model_desc", OBJ_DATASET: "dataset",
-    OBJ_MDL_AIPP: "mdl_aipp",
-    OBJ_DVPP_CHANNEL_DESC: "dvpp_channel_desc", OBJ_DVPP_CHANNEL: "dvpp_channel",
-    OBJ_DVPP_PIC_DESC: "dvpp_pic_desc", OBJ_DVPP_RESIZE_CONFIG: "dvpp_resize_config",
-    OBJ_DVPP_ROI_CONFIG: "dvpp_roi_config", OBJ_DVPP_BATCH_PIC_DESC: "dvpp_batch_pic_desc",
-    OBJ_DVPP_JPEGE_CONFIG: "dvpp_jpege_config", OBJ_DVPP_STREAM_DESC: "dvpp_stream_desc",
-    OBJ_VDEC_CHANNEL_DESC: "vdec_channel_desc", OBJ_VDEC_CHANNEL: "vdec_channel",
-    OBJ_VDEC_FRAME_CONFIG: "vdec_frame_config", OBJ_VENC_CHANNEL_DESC: "venc_channel_desc",
-    OBJ_VENC_CHANNEL: "venc_channel", OBJ_VENC_FRAME_CONFIG: "venc_frame_config",
-    OBJ_ACLNN_TENSOR: "aclnn_tensor", OBJ_ACLNN_SCALAR: "aclnn_scalar",
-    OBJ_ACLNN_EXECUTOR: "aclnn_executor",
-}
+from .scheduler import Resource
 
 # Event modes.
 LEGACY = 0

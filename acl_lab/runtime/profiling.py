@@ -34,7 +34,7 @@ from ..constants import (
 )
 from .costs import layer_costs
 from .errors import AclError
-from .scheduler import TaskKind
+from .kinds import TaskKind
 from .session import Session
 
 #: aclprofInit's path limit (C-doc 19-01: "最大长度不超过4096字节")

@@ -1,4 +1,4 @@
-"""Engines as resources in virtual time, and the task/effect vocabulary.
+"""Engines as resources in virtual time (``kinds`` names the engines and the task kinds).
 
 A ``Resource`` is a pool of identical units (one DMA engine, the AI cores of a chip) with the
 intervals it is busy. ``fit`` finds the earliest start at or after a ready time where a task of
@@ -9,36 +9,6 @@ task that becomes ready early can use a gap left before a task that was placed l
 from __future__ import annotations
 
 from bisect import bisect_right
-from enum import IntEnum
-
-
-class TaskKind(IntEnum):
-    """What a stream task does (the trace's ``tasks.kind`` column)."""
-
-    H2D = 0
-    D2H = 1
-    D2D = 2
-    H2H = 3
-    MEMSET = 4
-    KERNEL = 5
-    MODEL = 6
-    EVENT_RECORD = 7
-    EVENT_WAIT = 8
-    EVENT_RESET = 9
-    CALLBACK = 10
-    DVPP = 11
-
-
-class Engine(IntEnum):
-    """Which hardware unit a task occupies (the trace's ``tasks.engine`` column)."""
-
-    NONE = 0
-    COPY_H2D = 1
-    COPY_D2H = 2
-    COPY_D2D = 3
-    AICORE = 4
-    DVPP = 5
-    HOST = 6
 
 
 class Resource:

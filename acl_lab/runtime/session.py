@@ -31,8 +31,10 @@ from typing import Any
 
 import numpy as np
 
+from ..constants import MemcpyKind
 from .errors import AccessError, AclError, DeadlockError, WaitEdge
 from .hooks import Hooks
+from .kinds import Ending, Engine, ObjectKind, SyncKind, TaskKind
 from .memory import (
     DEVICE,
     DVPP,
@@ -45,10 +47,6 @@ from .memory import (
 from .objects import (
     LEGACY,
     NEW_MODE,
-    OBJ_CONTEXT,
-    OBJ_DATA_BUFFER,
-    OBJ_EVENT,
-    OBJ_STREAM,
     Access,
     Context,
     DataBuffer,
@@ -59,21 +57,18 @@ from .objects import (
     Task,
 )
 from .profiles import DeviceProfile, get_profile
-from .scheduler import Engine, TaskKind
 
 HANDLE_BASE = 0xA0_0000_0000
 HANDLE_STEP = 0x40
 
-# How a resource ended (the trace's ``how`` columns).
-HOW_EXPLICIT = 0
-HOW_RECLAIMED = 1
-
-# Sync kinds (the trace's ``syncs.kind`` column).
-SYNC_STREAM = 0
-SYNC_DEVICE = 1
-SYNC_EVENT = 2
-SYNC_REPORT = 3
-SYNC_JOIN = 4
+# Short names for the kinds (``kinds`` declares them) that the session's code passes to its
+# hooks; the copy, wait and object paths read them on every call, and a module constant costs
+# a tenth of an enum member's read.
+OBJ_CONTEXT, OBJ_STREAM, OBJ_EVENT, OBJ_DATA_BUFFER = (
+    ObjectKind.CONTEXT, ObjectKind.STREAM, ObjectKind.EVENT, ObjectKind.DATA_BUFFER)
+HOW_EXPLICIT, HOW_RECLAIMED = Ending.EXPLICIT, Ending.RECLAIMED
+SYNC_STREAM, SYNC_DEVICE, SYNC_EVENT, SYNC_REPORT, SYNC_JOIN = (
+    SyncKind.STREAM, SyncKind.DEVICE, SyncKind.EVENT, SyncKind.REPORT, SyncKind.JOIN)
 
 ACL_EVENT_SYNC = 0x1
 ACL_EVENT_TIME_LINE = 0x8
@@ -81,10 +76,15 @@ ACL_EVENT_EXTERNAL = 0x20
 ACL_EVENT_IPC = 0x40
 STREAM_NO_SYNC_FLAGS = 0x4 | 0x10 | 0x20  # PERSISTENT, CPU_SCHEDULE, DEVICE_USE_ONLY
 
-#: memcpy kinds (aclrtMemcpyKind)
-H2H, H2D, D2H, D2D = 0, 1, 2, 3
+#: memcpy kinds (``constants.MemcpyKind``, aclrtMemcpyKind), short for the copy path; typed
+#: ``int``: the program passes a plain int
+H2H: int = MemcpyKind.HOST_TO_HOST
+H2D: int = MemcpyKind.HOST_TO_DEVICE
+D2H: int = MemcpyKind.DEVICE_TO_HOST
+D2D: int = MemcpyKind.DEVICE_TO_DEVICE
 #: aclrtMemcpyKind -> the task kind of the copy
-COPY_TASK = {H2H: TaskKind.H2H, H2D: TaskKind.H2D, D2H: TaskKind.D2H, D2D: TaskKind.D2D}
+COPY_TASK: dict[int, TaskKind] = {H2H: TaskKind.H2H, H2D: TaskKind.H2D, D2H: TaskKind.D2H,
+                                  D2D: TaskKind.D2D}
 
 #: Kinds ``MemcpyKindReviseMap`` (hicann/runtime api_error.cc) allows for a pair with an
 #: unregistered (pageable) side, keyed by (src pageable, dst pageable, src device, dst device).

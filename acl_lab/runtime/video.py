@@ -47,25 +47,13 @@ from .dvpp import (
     stream_desc,
 )
 from .errors import AclError
+from .kinds import Engine, ObjectKind, SyncKind, TaskKind
 from .memory import DEVICE, DVPP
-from .objects import (
-    OBJ_DVPP_STREAM_DESC,
-    OBJ_VDEC_CHANNEL,
-    OBJ_VDEC_CHANNEL_DESC,
-    OBJ_VDEC_FRAME_CONFIG,
-    OBJ_VENC_CHANNEL,
-    OBJ_VENC_CHANNEL_DESC,
-    OBJ_VENC_FRAME_CONFIG,
-    HostThread,
-    Stream,
-)
-from .scheduler import Engine, TaskKind
+from .objects import HostThread, Stream
 
 if TYPE_CHECKING:
     from .session import Session
 
-#: syncs-table kind of a wait for a stream (runtime.session.SYNC_STREAM)
-SYNC_STREAM = 0
 
 #: acldvppStreamFormat / enType values (DVPP-hdr): H265 main, H264 baseline/main/high
 H265_MAIN_LEVEL, H264_BASELINE_LEVEL, H264_MAIN_LEVEL, H264_HIGH_LEVEL = 0, 1, 2, 3
@@ -199,8 +187,8 @@ def frame_config(s: Session, handle: int, venc: bool) -> FrameConfig:
 def create_desc(s: Session, cid: int, venc: bool) -> int:
     """aclvdecCreateChannelDesc / aclvencCreateChannelDesc."""
     if venc:
-        return _new(s, VencChannelDesc(), OBJ_VENC_CHANNEL_DESC, cid, "venc channel desc")
-    return _new(s, VdecChannelDesc(), OBJ_VDEC_CHANNEL_DESC, cid, "vdec channel desc")
+        return _new(s, VencChannelDesc(), ObjectKind.VENC_CHANNEL_DESC, cid, "venc channel desc")
+    return _new(s, VdecChannelDesc(), ObjectKind.VDEC_CHANNEL_DESC, cid, "vdec channel desc")
 
 
 def destroy_desc(s: Session, cid: int, handle: int, venc: bool) -> None:
@@ -220,7 +208,7 @@ def destroy_desc(s: Session, cid: int, handle: int, venc: bool) -> None:
 
 def create_frame_config(s: Session, cid: int, venc: bool) -> int:
     """aclvdecCreateFrameConfig / aclvencCreateFrameConfig."""
-    kind = OBJ_VENC_FRAME_CONFIG if venc else OBJ_VDEC_FRAME_CONFIG
+    kind = ObjectKind.VENC_FRAME_CONFIG if venc else ObjectKind.VDEC_FRAME_CONFIG
     return _new(s, FrameConfig(venc), kind, cid, ("venc" if venc else "vdec") + " frame config")
 
 
@@ -273,7 +261,7 @@ def _open_channel(s: Session, th: HostThread, cid: int, d: Any, kind: str,
     st.subscriber = target
     target.subscriptions.append(st)
     ch = CodecChannel(kind, ctx, st, target, codec)
-    _new(s, ch, OBJ_VDEC_CHANNEL if kind == "VDEC" else OBJ_VENC_CHANNEL, cid,
+    _new(s, ch, ObjectKind.VDEC_CHANNEL if kind == "VDEC" else ObjectKind.VENC_CHANNEL, cid,
          f"{fam} channel of desc {d.handle:#x}", ctx.device.index, ctx.oid)
     d.channel = ch
     return ch
@@ -320,7 +308,7 @@ def _wait_frames(s: Session, th: HostThread, cid: int, ch: CodecChannel, api: st
     st = ch.stream
     th.clock = max(th.clock, ch.done_clock, st.tail_end)
     s.advance(th.clock)
-    s.hooks.on_sync(cid, SYNC_STREAM, st.oid, start, th.clock)
+    s.hooks.on_sync(cid, SyncKind.STREAM, st.oid, start, th.clock)
 
 
 def _live_stream(ch: CodecChannel, api: str) -> None:
@@ -666,7 +654,7 @@ def venc_send_frame(s: Session, th: HostThread, cid: int, handle: int, in_handle
                              "VENC EOS" if eos else "VENC", allowed=(DEVICE, DVPP))
     ch.ring_next = offset + slot
     ch.frames += 1
-    out_handle = _new(s, out, OBJ_DVPP_STREAM_DESC, cid, f"venc output of channel "
+    out_handle = _new(s, out, ObjectKind.DVPP_STREAM_DESC, cid, f"venc output of channel "
                                                          f"{ch.handle:#x}")
 
     def release() -> None:  # the channel owns its output descs: gone after the callback

@@ -19,15 +19,16 @@ from typing import Any
 
 import numpy as np
 
-from .schema import ALLOC_KINDS, ENGINES, POOLS
+from ..runtime.kinds import AllocKind, Pool
+from .schema import ENGINES, POOLS
 
 #: Engines whose busy time ``overlap_summary`` reports, in display order.
 DEVICE_ENGINES = ("copy_h2d", "copy_d2h", "copy_d2d", "aicore", "dvpp")
 #: The copy engines (their union is "copy busy").
 COPY_ENGINES = ("copy_h2d", "copy_d2h", "copy_d2d")
 #: Allocation kinds that live in device memory (what ``Trace.peak_device_bytes`` counts).
-DEVICE_KINDS = (ALLOC_KINDS.index("device"), ALLOC_KINDS.index("dvpp"))
-_HOST_POOL = POOLS.index("host")
+DEVICE_KINDS = (AllocKind.DEVICE, AllocKind.DVPP)
+_HOST_POOL = Pool.HOST
 
 
 # =============================================================================== intervals

@@ -29,7 +29,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any, NamedTuple
 
-from .schema import ALLOC_KINDS, LEVELS, TASK_KINDS
+from .analysis import DEVICE_KINDS
+from .schema import LEVELS, TASK_KINDS
 
 HOST_PID = 1
 STREAM_TID_BASE = 1000
@@ -319,12 +320,12 @@ def _memory_counters(trace: Any) -> Iterator[dict[str, Any]]:
     a, f, calls = trace.allocs, trace.frees, trace.calls
     changes: list[tuple[int, int, int]] = []
     for i in range(a.rows):
-        if ALLOC_KINDS[int(a["kind"][i])] in ("device", "dvpp"):
+        if int(a["kind"][i]) in DEVICE_KINDS:
             c = int(a["call"][i])
             changes.append((int(calls["end_ns"][c]), int(a["device"][i]), int(a["reserved"][i])))
     for j in range(f.rows):
         i = int(f["alloc"][j])
-        if i >= 0 and ALLOC_KINDS[int(a["kind"][i])] in ("device", "dvpp"):
+        if i >= 0 and int(a["kind"][i]) in DEVICE_KINDS:
             c = int(f["call"][j])
             changes.append((int(calls["end_ns"][c]), int(a["device"][i]), -int(a["reserved"][i])))
     used: dict[int, int] = {}

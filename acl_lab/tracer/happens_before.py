@@ -39,10 +39,7 @@ from __future__ import annotations
 from collections.abc import Hashable, Mapping
 
 from ..constants import ACL_ERROR_RT_EVENT_SYNC_TIMEOUT, ACL_ERROR_RT_STREAM_SYNC_TIMEOUT
-from .schema import SYNC_KINDS
 
-#: ``syncs.kind`` values by name (the trace's numbering, ``schema.SYNC_KINDS``).
-SYNC = {name: i for i, name in enumerate(SYNC_KINDS)}
 #: Return codes of a host wait that timed out: it orders nothing.
 WAIT_TIMEOUTS = (ACL_ERROR_RT_STREAM_SYNC_TIMEOUT, ACL_ERROR_RT_EVENT_SYNC_TIMEOUT)
 

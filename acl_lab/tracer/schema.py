@@ -21,8 +21,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import NamedTuple
 
+from ..runtime.kinds import AllocKind, Ending, Engine, ObjectKind, Pool, SyncKind, TaskKind
 from ..runtime.memory import MAX_DEVICES
-from ..runtime.objects import OBJ_KIND_NAMES
 
 FORMAT = "acltrace"
 VERSION = 1
@@ -122,16 +122,22 @@ ARG_KINDS = ("int", "str", "none", "float", "ptr", "other", "bool")
 #: diags.level values
 LEVELS = ("note", "warning", "error", "fatal")
 
-#: tasks.kind names (runtime.scheduler.TaskKind)
-TASK_KINDS = ("H2D", "D2H", "D2D", "H2H", "memset", "kernel", "model", "event_record",
-              "event_wait", "event_reset", "callback", "dvpp")
-ENGINES = ("none", "copy_h2d", "copy_d2h", "copy_d2d", "aicore", "dvpp", "host")
-#: objects.kind values -> names (the runtime owns the numbering)
-OBJECT_KINDS = OBJ_KIND_NAMES
-ALLOC_KINDS = ("device", "host_pinned", "dvpp", "host_pageable")
-POOLS = ("normal", "huge", "huge1g", "dvpp", "host")
-SYNC_KINDS = ("stream", "device", "event", "report", "join")
-HOW = ("explicit", "reclaimed")
+# The runtime owns the numbering of every kind below (``runtime.kinds``); these are the
+# name tables the views print, indexed by the stored value.
+#: tasks.kind names (``TaskKind``: "H2D", ..., "memset", "kernel", ...)
+TASK_KINDS = TaskKind.labels()
+#: tasks.engine names (``Engine``)
+ENGINES = Engine.labels()
+#: objects.kind values -> names (``ObjectKind``; its values have gaps)
+OBJECT_KINDS = ObjectKind.label_map()
+#: allocs.kind names (``AllocKind``)
+ALLOC_KINDS = AllocKind.labels()
+#: allocs.pool names (``Pool``)
+POOLS = Pool.labels()
+#: syncs.kind names (``SyncKind``)
+SYNC_KINDS = SyncKind.labels()
+#: destroys.how / frees.how names (``Ending``)
+HOW = Ending.labels()
 
 #: A reference the recorder always fills (the row of the call that made an allocation, the
 #: task a failure belongs to, ...) is declared ``null=False``: the checks index with it. Those

@@ -28,7 +28,7 @@ from acl_lab.constants import (
     ACL_MEMCPY_HOST_TO_DEVICE,
     ACL_SUCCESS,
 )
-from acl_lab.runtime.scheduler import TaskKind
+from acl_lab.runtime.kinds import TaskKind
 from acl_lab.runtime.session import Session
 from tests.helpers import ok
 

@@ -18,6 +18,7 @@ from acl_lab import zoo
 from acl_lab.constants import MemcpyKind
 from acl_lab.runtime import costs
 from acl_lab.runtime.hooks import TaskLog
+from acl_lab.runtime.kinds import Engine, TaskKind
 from acl_lab.runtime.opdefs import TensorSpec, get_op
 from acl_lab.runtime.profiles import (
     HOST_COPY_BYTES_PER_NS,
@@ -26,7 +27,6 @@ from acl_lab.runtime.profiles import (
     HostProfile,
     get_profile,
 )
-from acl_lab.runtime.scheduler import Engine, TaskKind
 from acl_lab.runtime.session import Session
 
 H2H, H2D, D2H, D2D = (int(MemcpyKind.HOST_TO_HOST), int(MemcpyKind.HOST_TO_DEVICE),

@@ -30,16 +30,16 @@ from typing import Any
 import numpy as np
 
 from ...constants import ErrorCode
+from ...runtime.kinds import AllocKind, TaskKind
 from ..schema import ALLOC_KINDS
 from .base import Finding, TraceIndex, human_bytes, int_array
 
-#: allocs.kind values by name (``schema.ALLOC_KINDS``).
-_DEVICE, _HOST_PINNED, _DVPP = (ALLOC_KINDS.index(k) for k in ("device", "host_pinned", "dvpp"))
+_DEVICE, _HOST_PINNED, _DVPP = AllocKind.DEVICE, AllocKind.HOST_PINNED, AllocKind.DVPP
 #: Free APIs -> the allocation kind each one releases (allocs.kind).
 FREE_APIS = {"acl.rt.free": _DEVICE, "acl.rt.free_host": _HOST_PINNED,
              "acl.media.dvpp_free": _DVPP}
 #: Allocation kind -> the API that frees it.
-FREE_OF_KIND = {kind: api for api, kind in FREE_APIS.items()}
+FREE_OF_KIND: dict[int, str] = {kind: api for api, kind in FREE_APIS.items()}
 #: Device memory (as opposed to host memory): plain device and DVPP allocations.
 _ON_DEVICE = frozenset({_DEVICE, _DVPP})
 #: allocation kinds whose frees the runtime accepts for each other (device and DVPP)
@@ -506,9 +506,9 @@ def out_of_bounds(trace: Any) -> list[Finding]:
 
 _ROWS = re.compile(r"input (\d+) = (\d+) x (\d+) bytes")
 _LOADED = re.compile(r"model (\d+) loaded")
-#: tasks.kind of copies (H2D, D2H, D2D, H2H) and of a model execution
-_COPY_KINDS = (0, 1, 2, 3)
-_MODEL_KIND = 6
+#: tasks.kind of copies and of a model execution
+_COPY_KINDS = (TaskKind.H2D, TaskKind.D2H, TaskKind.D2D, TaskKind.H2H)
+_MODEL_KIND = TaskKind.MODEL
 
 
 def batch_rows(trace: Any) -> dict[int, dict[int, int]]:
@@ -659,7 +659,7 @@ def memcpy_kind_mismatches(trace: Any) -> list[Finding]:
     """Copies whose declared kind does not match the pointers, one finding per call site.
 
     The runtime diagnostic says what the real runtime did with the kind (see
-    ``copies.check_kind``): corrected or accepted (a warning: the copy ran, but the
+    ``Session._check_kind``): corrected or accepted (a warning: the copy ran, but the
     program believes it moved other memory, which is how a sample ends up printing the
     wrong buffer) or refused with 107000 (an error: nothing was copied).
     """

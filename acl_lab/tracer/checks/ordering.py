@@ -37,9 +37,8 @@ from typing import Any
 import numpy as np
 
 from ...constants import ErrorCode
-from ...runtime.objects import OBJ_EVENT, OBJ_STREAM
+from ...runtime.kinds import ObjectKind, SyncKind, TaskKind
 from ..happens_before import (
-    SYNC,
     WAIT_TIMEOUTS,
     Clock,
     host_key,
@@ -58,8 +57,11 @@ from .base import Finding, TraceIndex, human_bytes, int_array, site
 Ref = tuple[int, int, int]
 
 _EMPTY: tuple[Ref | None, tuple[Ref, ...]] = (None, ())
-_OBJ_STREAM, _OBJ_EVENT = OBJ_STREAM, OBJ_EVENT  # objects.kind (the runtime's numbering)
-_K = {name: i for i, name in enumerate(TASK_KINDS)}
+# Short names for the kinds the per-row loops compare (a module constant costs a tenth of an
+# enum member's read).
+_OBJ_STREAM, _OBJ_EVENT = ObjectKind.STREAM, ObjectKind.EVENT
+_SYNC_STREAM, _SYNC_DEVICE, _SYNC_EVENT, _SYNC_JOIN = (
+    SyncKind.STREAM, SyncKind.DEVICE, SyncKind.EVENT, SyncKind.JOIN)
 
 
 # =============================================================================== races
@@ -347,7 +349,7 @@ class _Graph:
             host_tasks[t_call[t]].append(t)
         records: dict[int, list[int]] = defaultdict(list)
         t_event_np = tasks["event"].astype(np.int64)
-        for t in np.nonzero((tasks["kind"] == _K["event_record"]) & (t_event_np >= 0))[0] \
+        for t in np.nonzero((tasks["kind"] == TaskKind.EVENT_RECORD) & (t_event_np >= 0))[0] \
                 .tolist():
             records[int(t_event_np[t])].append(t)
         ed_rec = trace.edges["record"].astype(np.int64)
@@ -437,7 +439,7 @@ class _Graph:
             if not 0 <= c < nc or int(c_ret[c]) in WAIT_TIMEOUTS:
                 continue
             froms: list[int] = []
-            if kind == SYNC["stream"]:
+            if kind == _SYNC_STREAM:
                 streams = [target] if target >= 0 else self._stream_of_call(
                     c, handle_stream, default_stream)
                 if streams is None:  # a drain: every stream done by the end of the wait
@@ -448,14 +450,14 @@ class _Graph:
                             froms.append(t)
                 else:
                     froms = [last_before(s, c) for s in streams]
-            elif kind == SYNC["device"]:  # target is the caller's context
+            elif kind == _SYNC_DEVICE:  # target is the caller's context
                 dev = int(objs["device"][target]) if 0 <= target < objs.rows else -1
                 froms = [last_before(s, c) for s in by_stream if stream_dev.get(s) == dev]
-            elif kind == SYNC["event"]:  # its latest record before the call
+            elif kind == _SYNC_EVENT:  # its latest record before the call
                 lst = records.get(target, [])
                 before = [t for t in lst if t_call[t] < c]
                 froms = before[-1:]
-            elif kind == SYNC["join"]:  # stop_thread: threads whose last call came before
+            elif kind == _SYNC_JOIN:  # stop_thread: threads whose last call came before
                 me = int(c_thread[c])
                 for th, mine in thread_calls.items():
                     if th != me and mine and mine[-1] < c:
@@ -867,7 +869,7 @@ def _wait_chain(trace: Any, cid: int, ids: dict[str, set[int]],
     elif name.startswith("acl.rt.synchronize_event"):
         ev = _event_of_call(trace, cid, 0)
         recs = [t for t in range(nt) if int(t_event[t]) == ev and int(t_call[t]) < cid
-                and TASK_KINDS[int(t_kind[t])] == "event_record"]
+                and int(t_kind[t]) == TaskKind.EVENT_RECORD]
         if recs:
             start = [int(t_stream[recs[-1]])]
     elif not name.startswith(("acl.rt.process_report", "acl.util.stop_thread")):
@@ -908,7 +910,7 @@ def _wait_chain(trace: Any, cid: int, ids: dict[str, set[int]],
                 ids["events"].add(ev)
                 evl = trace.string(int(trace.objects["label"][ev]))
                 recs = [t for t in range(head) if int(t_event[t]) == ev
-                        and TASK_KINDS[int(t_kind[t])] == "event_record"]
+                        and int(t_kind[t]) == TaskKind.EVENT_RECORD]
                 text = (prefix + f"which is stuck at its stream_wait_event on {evl} queued by "
                         f"{trace.call_name(hc)} at {hf}:{hl}")
                 if not recs:
@@ -925,10 +927,10 @@ def _wait_chain(trace: Any, cid: int, ids: dict[str, set[int]],
                     s = int(t_stream[rec])
                     continue
                 resets = [t for t in range(rec + 1, nt) if int(t_event[t]) == ev
-                          and TASK_KINDS[int(t_kind[t])] == "event_reset"
+                          and int(t_kind[t]) == TaskKind.EVENT_RESET
                           and int(t_start[t]) >= 0 and t < head]
                 later = [t for t in range(resets[0] + 1, nt) if int(t_event[t]) == ev
-                         and TASK_KINDS[int(t_kind[t])] == "event_record"] if resets else []
+                         and int(t_kind[t]) == TaskKind.EVENT_RECORD] if resets else []
                 if later and int(t_start[later[0]]) < 0:
                     z, rec = resets[0], later[0]
                     zf, zl = site(trace, int(t_call[z]))

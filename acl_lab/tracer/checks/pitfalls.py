@@ -33,19 +33,19 @@ from typing import Any
 import numpy as np
 
 from ...constants import ErrorCode
-from ...runtime.objects import OBJ_CONTEXT
-from ..schema import ALLOC_KINDS, TASK_KINDS
+from ...runtime.kinds import ObjectKind, TaskKind
+from ..schema import ALLOC_KINDS
 from . import memory, resources
 from .base import Finding, TraceIndex, human_bytes, site
 
 _ERROR = re.compile(r"^(-?\d+): (.*)$", re.S)
 _NEEDS = re.compile(r"needs (\d+) bytes.*holds (\d+)", re.S)
 _IO = re.compile(r"\b(input|output) (\d+)\b")
-_TASK_MODEL = TASK_KINDS.index("model")
 _GE_INVALID = ErrorCode.ACL_ERROR_GE_PARAM_INVALID
 _NO_CONTEXT = ErrorCode.ACL_ERROR_RT_CONTEXT_NULL
 _STREAM_CONTEXT = ErrorCode.ACL_ERROR_RT_STREAM_CONTEXT
 _MODEL_CONTEXT = ErrorCode.ACL_ERROR_RT_MODEL_CONTEXT
+_TASK_MODEL = TaskKind.MODEL
 _MODEL_EXECUTES = ("acl.mdl.execute", "acl.mdl.execute_async")
 
 #: file suffixes of C and C++ sources: their findings give C advice (no try/finally there)
@@ -530,11 +530,11 @@ def _context_after(trace: Any, cid: int) -> int:
         name = trace.call_name(cid)
         found = np.zeros(0, dtype=np.int64)
         if name == "acl.rt.create_context":
-            found = np.nonzero((o["call"] == cid) & (o["kind"] == OBJ_CONTEXT))[0]
+            found = np.nonzero((o["call"] == cid) & (o["kind"] == ObjectKind.CONTEXT))[0]
         elif name == "acl.rt.set_context":
             args = trace.call_args(cid)
             if args and isinstance(args[0], int):
-                found = np.nonzero((o["handle"] == args[0]) & (o["kind"] == OBJ_CONTEXT)
+                found = np.nonzero((o["handle"] == args[0]) & (o["kind"] == ObjectKind.CONTEXT)
                                    & (o["call"] < cid))[0]
         if len(found):
             return int(found[-1])

@@ -21,11 +21,11 @@ from typing import Any
 import numpy as np
 import plotly.graph_objects as go
 
+from ...runtime.kinds import TaskKind
 from ..schema import TASK_KINDS
 from .style import ERROR, NEUTRAL_LINE, PALETTE, PlotStyle
 from .timeline import stream_names
 
-_K = {name: i for i, name in enumerate(TASK_KINDS)}
 _COL = {"thread": 0, "stream": 1, "event": 2, "callback": 3, "never": 3, "task": 3}
 _NODE_STYLE = {"thread": ("#5d6d7e", "square"), "stream": ("#2e86c1", "circle"),
                "event": (PALETTE["warning"], "diamond"), "callback": ("#8e44ad", "hexagon"),
@@ -174,7 +174,7 @@ def _task_edges(trace: Any, g: _Graph, head: int, red: set[tuple[str, str]]) -> 
         g.edge(skey, ekey, f"{_short(trace, s)} is stuck at stream_wait_event on "
                f"{_short(trace, ev)}, queued by {_site(trace, hc)}")
         is_ev = events == ev
-        recs = np.nonzero(is_ev[:head] & (kinds[:head] == _K["event_record"]))[0]
+        recs = np.nonzero(is_ev[:head] & (kinds[:head] == TaskKind.EVENT_RECORD))[0]
         if len(recs) == 0:
             nkey = g.node(f"never{ev}", "never", "never recorded",
                           f"{_short(trace, ev)} is never recorded before this wait")
@@ -188,9 +188,9 @@ def _task_edges(trace: Any, g: _Graph, head: int, red: set[tuple[str, str]]) -> 
                    f"needs {_site(trace, int(tcall[rec]))}, queued on {_short(trace, rs)} "
                    "behind a task that cannot run")
             return
-        resets = [int(x) for x in np.nonzero(is_ev & (kinds == _K["event_reset"]))[0]
+        resets = [int(x) for x in np.nonzero(is_ev & (kinds == TaskKind.EVENT_RESET))[0]
                   if rec < x < head and int(starts[x]) >= 0]
-        later = [int(x) for x in np.nonzero(is_ev & (kinds == _K["event_record"]))[0]
+        later = [int(x) for x in np.nonzero(is_ev & (kinds == TaskKind.EVENT_RECORD))[0]
                  if resets and x > resets[0]] if resets else []
         if later and int(starts[later[0]]) < 0:
             rs = int(streams[later[0]])

@@ -24,6 +24,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from ...constants import MemMallocPolicy
+from ...runtime.kinds import AllocKind
 from ..analysis import (
     DEVICE_KINDS,
     AllocationSpans,
@@ -43,8 +44,6 @@ HEAT_TIME_BUCKETS = 600
 #: Usage curves with more points than this are reduced to per-bucket maxima.
 MAX_CURVE_POINTS = 4000
 _DEVICE_POOLS = tuple(p for p in POOLS if p != "host")
-#: The alloc kind of a Python-owned (pageable) host buffer the program handed to ACL.
-HOST_PAGEABLE = ALLOC_KINDS.index("host_pageable")
 #: Heights in pixels: an address band, the usage row, the gap between rows, the margins.
 #: Fixed in pixels (not fractions) so every y-axis title fits beside its own row.
 BAND_PX, USAGE_PX, GAP_PX, MARGIN_T_PX, MARGIN_B_PX = 220, 170, 50, 80, 60
@@ -84,7 +83,7 @@ def memory_map(trace: Any, *, device: int = 0, at_ns: int | None = None,
     # pinned host memory (malloc_host) is a pool; a pageable host buffer is not an
     # allocation the program frees (Python owns it), so it is never drawn as a leak
     sel = (np.isin(pool_col, [POOLS.index(p) for p in wanted]) & (on_dev | host)
-           & (a["kind"] != HOST_PAGEABLE))
+           & (a["kind"] != AllocKind.HOST_PAGEABLE))
     rows = np.nonzero(sel)[0]
     present = [p for p in POOLS if p in wanted and np.any(pool_col[rows] == POOLS.index(p))]
     end_ns = trace_end_ns(trace)

@@ -53,7 +53,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from ...acl._boundary import c_name
-from ...runtime.objects import OBJ_STREAM
+from ...runtime.kinds import ObjectKind
 from ..schema import ENGINES, SYNC_KINDS, TASK_KINDS
 from ..sites import format_site
 from .style import PlotStyle
@@ -227,7 +227,7 @@ def _thread_ids(trace: Any, threads: Iterable[int | str]) -> set[int]:
 
 def _stream_ids(trace: Any, streams: Iterable[int | str]) -> tuple[set[int], bool]:
     objs = trace.objects
-    rows = np.nonzero(objs["kind"] == OBJ_STREAM)[0]
+    rows = np.nonzero(objs["kind"] == ObjectKind.STREAM)[0]
     labels = {int(i): trace.string(int(objs["label"][i])) for i in rows}
     handles = {int(objs["handle"][i]): int(i) for i in rows}
     out: set[int] = set()
@@ -264,9 +264,10 @@ def _lanes(trace: Any, st: PlotStyle, threads: Iterable[int | str] | None,
         keep_sync = True
     else:
         keep_streams, keep_sync = _stream_ids(trace, streams)
+    stream_objs = np.nonzero(objs["kind"] == ObjectKind.STREAM)[0]
     devices = sorted({int(d) for d in tasks["device"] if d >= 0}
-                     | {int(objs["device"][i]) for i in np.nonzero(objs["kind"] == OBJ_STREAM)[0]
-                        if objs["device"][i] >= 0} | {0})
+                     | {int(objs["device"][i]) for i in stream_objs if objs["device"][i] >= 0}
+                     | {0})
     n_dev = max(devices) + 1
     multi = len(devices) > 1
 
@@ -337,7 +338,7 @@ def stream_names(trace: Any) -> dict[int, str]:
     recorded creating call keeps its label.
     """
     objs, calls, threads = trace.objects, trace.calls, trace.threads
-    rows = [int(i) for i in np.nonzero(objs["kind"] == OBJ_STREAM)[0]]
+    rows = [int(i) for i in np.nonzero(objs["kind"] == ObjectKind.STREAM)[0]]
     keyed: list[tuple[int, str, int, str]] = []
     for i in rows:
         c = int(objs["call"][i])

@@ -38,12 +38,13 @@ import numpy as np
 import plotly.graph_objects as go
 
 from ...acl._boundary import c_name
+from ...runtime.kinds import AllocKind
 from ..analysis import allocation_spans, trace_end_ns
 from ..schema import POOLS, TASK_KINDS
 from ..sites import format_site
 from ..sources import stored_sources
 from .figure_widgets import PrimaryFigureWidget, SharedFigureWidget
-from .memory_map import HOST_PAGEABLE, memory_map
+from .memory_map import memory_map
 from .style import PlotStyle
 from .timeline import timeline
 
@@ -311,7 +312,7 @@ class Explorer(widgets.VBox):
         device = int(mmeta.get("device", 0))
         sel = (np.isin(a["pool"], [POOLS.index(p) for p in pools])
                & ((a["device"] == device) | (a["pool"] == POOLS.index("host")))
-               & (a["kind"] != HOST_PAGEABLE))  # drawn by memory_map only when pinned
+               & (a["kind"] != AllocKind.HOST_PAGEABLE))  # drawn by memory_map only when pinned
         self._spans = allocation_spans(self.trace, np.nonzero(sel)[0])
         # alloc id -> (pool, x, width, base, y); axes per pool
         self._geometry: dict[int, tuple[str, float, float, float, float]] = {}
