@@ -2,13 +2,16 @@
 
 A ``Trace`` is what ``Session.trace()`` and ``Trace.load`` return. Its tables are read-only
 numpy columns (``trace.calls["start_ns"]``); views and checks read them and never write.
-``.acltrace`` files are versioned JSON (gzip-compressed when large), validated strictly on
-load: every table, column, type and id reference is checked, every value against the domain
-``schema`` declares for its column (enum members, ranges, required references, row spans
-computed without int64 overflow, device numbers below the trace's device count) and the typed
-meta entries against ``schema.META``, so whatever loads, every check, view and export can use;
-a bad file raises ``ValueError`` naming table, column, row and problem. Files are read (and
-gzip inflated) in chunks under a size cap. Nothing is ever unpickled.
+``.acltrace`` files are versioned JSON up to ``GZIP_ABOVE`` (1 MiB) and, above it, the
+binary column form (``BINARY_VERSION``: the same document with every column stored as its
+zlib-compressed deltas; gzip-compressed JSON, what large traces were before, still loads),
+validated strictly on load: every table, column, type and id reference is checked, every
+value against the domain ``schema`` declares for its column (enum members, ranges, required
+references, row spans computed without int64 overflow, device numbers below the trace's device
+count) and the typed meta entries against ``schema.META``, so whatever loads, every check,
+view and export can use; a bad file raises ``ValueError`` naming table, column, row and
+problem. Files are read (and gzip or zlib inflated) in chunks under a size cap.
+Nothing is ever unpickled.
 """
 
 from __future__ import annotations
@@ -32,9 +35,15 @@ _RANGES = {"b": (-(1 << 7), 1 << 7), "i": (-(1 << 31), 1 << 31), "q": (-(1 << 63
 _DTYPES = {"b": np.int8, "i": np.int32, "q": np.int64}
 #: Files above this size are written gzip-compressed.
 GZIP_ABOVE = 1 << 20
-#: Their deflate level: 1 compresses a million-call trace's JSON (~180 MB) 3x faster than the
-#: default 6, into a file ~25% larger (``benchmarks/bench_million_calls.py``).
-GZIP_LEVEL = 1
+#: A binary trace file starts with these bytes (``Trace.save`` above ``GZIP_ABOVE``).
+BINARY_MAGIC = b"ACLTRACE\x00\x02"
+#: The document version of the binary form (its header; the JSON form is ``VERSION``).
+BINARY_VERSION = 2
+#: The deflate level of each binary column: a million-call trace (193 MB of columns) packs
+#: into under 1 MB in well under a second, its JSON took seconds (``bench_million_calls``).
+COLUMN_LEVEL = 1
+#: Storage types a binary column may declare (its deltas, narrowed to the smallest that fits).
+_DELTA_DTYPES = {"<i1": np.int8, "<i2": np.int16, "<i4": np.int32, "<i8": np.int64}
 #: A column slice that repeats a pattern of at most this many values is written as that
 #: pattern's text repeated (kinds, flags, a loop's constant arguments: most columns of a loop).
 _MAX_PERIOD = 8
@@ -232,6 +241,41 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return out
 
 
+def _parse_json(raw: bytes | bytearray) -> Any:
+    """The decoded JSON of a file (or of a binary file's header); ValueError if it is not."""
+    try:
+        return json.loads(raw, object_pairs_hook=_unique_keys)
+    except RecursionError:
+        raise ValueError("trace file: JSON nested too deeply") from None
+    except _DuplicateKey:
+        raise
+    except ValueError as e:  # JSONDecodeError, bad UTF-8, numbers with too many digits
+        raise ValueError(f"trace file: not valid JSON ({e})") from None
+
+
+def _check_head(doc: Any, version_wanted: int) -> tuple[dict[str, Any], list[str]]:
+    """A document's format, version, meta and strings, checked: ``(meta, strings)``."""
+    if not isinstance(doc, dict):
+        raise ValueError("trace file: the top level must be a JSON object")
+    if doc.get("format") != FORMAT:
+        raise ValueError(f"trace file: 'format' must be {FORMAT!r}, "
+                         f"got {doc.get('format')!r}")
+    version = doc.get("version")
+    if type(version) is not int:
+        raise ValueError("trace file: 'version' must be an integer")
+    if version != version_wanted:
+        raise ValueError(f"trace file: version {version} is not supported "
+                         f"(this acl_lab reads version {version_wanted})")
+    meta = doc.get("meta")
+    if not isinstance(meta, dict):
+        raise ValueError("trace file: 'meta' must be an object")
+    _check_meta(meta)
+    strings = doc.get("strings")
+    if not isinstance(strings, list) or not all(isinstance(x, str) for x in strings):
+        raise ValueError("trace file: 'strings' must be a list of strings")
+    return meta, strings
+
+
 def _json_ints(values: np.ndarray) -> bytes:
     """The compact JSON of ``values.tolist()`` without its brackets (``1,2,3``).
 
@@ -252,6 +296,56 @@ def _json_ints(values: np.ndarray) -> bytes:
 
 def _json_list(values: np.ndarray) -> bytes:
     return json.dumps(values.tolist(), separators=(",", ":"))[1:-1].encode()
+
+
+def _pack_column(values: np.ndarray, out: BinaryIO) -> tuple[str, int]:
+    """Write a column as its deltas (the first value, then each value minus the one before,
+    in int64 arithmetic that wraps: ``np.cumsum`` undoes it exactly), narrowed to the smallest
+    integer type that holds them and zlib-compressed: ``(dtype, bytes written)``. Two passes
+    over slices of ``SAVE_SLICE`` values (the narrowest type, then the data), so a column is
+    never copied whole."""
+
+    def deltas() -> Iterator[np.ndarray]:
+        prev = np.int64(0)
+        for i in range(0, len(values), SAVE_SLICE):
+            part = values[i:i + SAVE_SLICE].astype(np.int64)
+            yield np.diff(part, prepend=prev)
+            prev = part[-1]
+
+    lo = hi = 0
+    for d in deltas():
+        lo, hi = min(lo, int(d.min())), max(hi, int(d.max()))
+    code, dt = next((k, t) for k, t in _DELTA_DTYPES.items()
+                    if np.iinfo(t).min <= lo and hi <= np.iinfo(t).max)
+    deflate = zlib.compressobj(COLUMN_LEVEL)
+    size = 0
+    for d in deltas():
+        piece = deflate.compress(d.astype(dt).tobytes())
+        out.write(piece)
+        size += len(piece)
+    piece = deflate.flush()
+    out.write(piece)
+    return code, size + len(piece)
+
+
+def _unpack_column(where: str, code: Any, blob: bytes, rows: int, budget: list[int]) -> np.ndarray:
+    """The int64 values of a packed column, checked: its type, its inflated size (``rows``
+    values of it, taken from ``budget[0]`` so the whole file stays in its bound) and zlib."""
+    if not isinstance(code, str) or code not in _DELTA_DTYPES:
+        raise ValueError(f"trace file: {where} has an unknown storage type {str(code)[:20]!r}")
+    dt = np.dtype(_DELTA_DTYPES[code])
+    want = rows * dt.itemsize
+    budget[0] -= want
+    if budget[0] < 0:
+        raise ValueError("trace file: its columns inflate past the size limit")
+    inflate = zlib.decompressobj()
+    try:
+        raw = inflate.decompress(blob, want + 1)
+    except zlib.error as e:
+        raise ValueError(f"trace file: {where}: corrupt column data ({e})") from None
+    if len(raw) != want or not inflate.eof or inflate.unused_data or inflate.unconsumed_tail:
+        raise ValueError(f"trace file: {where} does not hold {rows} values")
+    return np.cumsum(np.frombuffer(raw, dtype=dt).astype(np.int64))
 
 
 class Table(Mapping[str, np.ndarray]):
@@ -414,31 +508,48 @@ class Trace:
         }
 
     def save(self, path: str | os.PathLike[str]) -> None:
-        """Write an ``.acltrace`` file (gzip-compressed when over 1 MiB).
+        """Write an ``.acltrace`` file: compact JSON up to ``GZIP_ABOVE`` (1 MiB), the binary
+        column form above it (``_save_binary``).
 
-        The bytes are those of ``json.dumps(self.to_dict(), separators=(",", ":"))``, but
-        written piece by piece (each column in slices of ``SAVE_SLICE`` values), so a
-        million-call trace is saved without holding every column as Python ints and the whole
-        document as one string (``benchmarks/bench_million_calls.py``).
+        The JSON's bytes are those of ``json.dumps(self.to_dict(), separators=(",", ":"))``,
+        written piece by piece; only its first MiB is made before the form is chosen, so a
+        million-call trace never turns its columns into Python ints or text
+        (``benchmarks/bench_million_calls.py``).
         """
         head: list[bytes] = []
         size = 0
-        pieces = self._json_pieces()
-        for piece in pieces:
+        for piece in self._json_pieces():
             head.append(piece)
             size += len(piece)
             if size > GZIP_ABOVE:
                 break
+        if size > GZIP_ABOVE:
+            del head
+            self._save_binary(path)
+            return
         with open(path, "wb") as fh:
-            if size <= GZIP_ABOVE:
-                fh.write(b"".join(head))
-                return
-            with gzip.GzipFile(filename="", mode="wb", compresslevel=GZIP_LEVEL, fileobj=fh,
-                               mtime=0) as gz:
-                for piece in head:
-                    gz.write(piece)
-                for piece in pieces:
-                    gz.write(piece)
+            fh.write(b"".join(head))
+
+    def _save_binary(self, path: str | os.PathLike[str]) -> None:
+        """The binary form: ``BINARY_MAGIC``, every column packed (``_pack_column``) in the
+        schema's table and column order, then the header (compact JSON: format,
+        ``BINARY_VERSION``, meta, strings and per table its row count and per column its
+        storage type and packed size) and the header's length in 8 little-endian bytes.
+        Columns are packed and written one at a time."""
+        tables: dict[str, Any] = {}
+        with open(path, "wb") as fh:
+            fh.write(BINARY_MAGIC)
+            for tname, spec in TABLES.items():
+                table = self.tables[tname]
+                packed: dict[str, list[Any]] = {}
+                for c in spec:
+                    packed[c.name] = list(_pack_column(table[c.name], fh))
+                tables[tname] = {"rows": table.rows, "columns": packed}
+            header = json.dumps({"format": FORMAT, "version": BINARY_VERSION, "meta": self.meta,
+                                 "strings": list(self.strings), "tables": tables},
+                                separators=(",", ":")).encode()
+            fh.write(header)
+            fh.write(len(header).to_bytes(8, "little"))
 
     def _json_pieces(self) -> Iterator[bytes]:
         """The compact JSON of ``to_dict()``, in pieces of bounded size."""
@@ -475,46 +586,86 @@ class Trace:
             ValueError: the file is not a valid trace; the message names the problem.
         """
         with open(path, "rb") as fh:
-            head = fh.read(2)
+            head = fh.read(len(BINARY_MAGIC))
             fh.seek(0)
-            gzipped = head == b"\x1f\x8b"
+            if head == BINARY_MAGIC:
+                return cls.from_binary(_read_plain(fh, max_bytes), max_bytes)
+            gzipped = head[:2] == b"\x1f\x8b"
             raw = _inflate(fh, max_bytes) if gzipped else _read_plain(fh, max_bytes)
         return cls.from_json_bytes(raw)
 
     @classmethod
     def from_json_bytes(cls, raw: bytes | bytearray) -> Trace:
         """Parse and validate the JSON form (see ``load``)."""
-        try:
-            doc = json.loads(raw, object_pairs_hook=_unique_keys)
-        except RecursionError:
-            raise ValueError("trace file: JSON nested too deeply") from None
-        except _DuplicateKey:
-            raise
-        except ValueError as e:  # JSONDecodeError, bad UTF-8, numbers with too many digits
-            raise ValueError(f"trace file: not valid JSON ({e})") from None
-        return cls.from_dict(doc)
+        return cls.from_dict(_parse_json(raw))
+
+    @classmethod
+    def from_binary(cls, raw: bytes | bytearray, max_bytes: int = MAX_LOAD_BYTES) -> Trace:
+        """Parse and validate the binary form (see ``_save_binary``): its header and its
+        inflated columns may take ``max_bytes`` in all (a column's inflated size is known
+        before it is inflated). Every value then passes the checks the JSON form's do."""
+        view = memoryview(raw)
+        lead = len(BINARY_MAGIC)
+        if len(raw) < lead + 8 or bytes(view[:lead]) != BINARY_MAGIC:
+            raise ValueError("trace file: not a binary trace (bad magic or too short)")
+        hlen = int.from_bytes(view[-8:], "little")
+        body_end = len(raw) - 8 - hlen
+        if hlen <= 0 or body_end < lead:
+            raise ValueError("trace file: the header length is out of range")
+        doc = _parse_json(bytes(view[body_end:len(raw) - 8]))
+        meta, strings = _check_head(doc, BINARY_VERSION)
+        tables = doc.get("tables")
+        if not isinstance(tables, dict):
+            raise ValueError("trace file: 'tables' must be an object")
+        unknown = set(tables) - set(TABLES)
+        if unknown:
+            raise ValueError(f"trace file: unknown table(s) {sorted(unknown)}")
+        cols: dict[str, dict[str, np.ndarray]] = {}
+        lengths: dict[str, int] = {STR: len(strings)}
+        pos, budget = lead, [max_bytes - hlen]  # the header and the inflated columns
+        for tname, spec in TABLES.items():
+            t = tables.get(tname)
+            if not isinstance(t, dict) or set(t) != {"rows", "columns"}:
+                raise ValueError(f"trace file: tables.{tname} must be an object with 'rows' "
+                                 "and 'columns'")
+            rows, packed = t["rows"], t["columns"]
+            if type(rows) is not int or not 0 <= rows < (1 << 62):
+                raise ValueError(f"trace file: tables.{tname}.rows must be a row count")
+            if not isinstance(packed, dict):
+                raise ValueError(f"trace file: tables.{tname}.columns must be an object")
+            extra = set(packed) - {c.name for c in spec}
+            if extra:
+                raise ValueError(f"trace file: tables.{tname} has unknown column(s) "
+                                 f"{sorted(extra)}")
+            cols[tname] = {}
+            for c in spec:
+                where = f"tables.{tname}.{c.name}"
+                entry = packed.get(c.name)
+                if not (isinstance(entry, list) and len(entry) == 2
+                        and type(entry[1]) is int and entry[1] >= 0):
+                    raise ValueError(f"trace file: {where} is missing or not [type, size]")
+                if pos + entry[1] > body_end:
+                    raise ValueError(f"trace file: {where} runs past the column data")
+                values = _unpack_column(where, entry[0], bytes(view[pos:pos + entry[1]]),
+                                        rows, budget)
+                pos += entry[1]
+                lo, hi = _RANGES[c.code]
+                bad = np.nonzero((values < lo) | (values >= hi))[0]
+                if len(bad):
+                    i = int(bad[0])
+                    raise ValueError(f"trace file: {where}[{i}] = {int(values[i])} is out of "
+                                     "range")
+                cols[tname][c.name] = values.astype(_DTYPES[c.code])
+                del values
+            lengths[tname] = rows
+        if pos != body_end:
+            raise ValueError("trace file: bytes between the columns and the header")
+        return cls._validated(strings, meta, cols, lengths)
 
     @classmethod
     def from_dict(cls, doc: Any) -> Trace:
         """Validate a decoded document and build the Trace."""
-        if not isinstance(doc, dict):
-            raise ValueError("trace file: the top level must be a JSON object")
-        if doc.get("format") != FORMAT:
-            raise ValueError(f"trace file: 'format' must be {FORMAT!r}, "
-                             f"got {doc.get('format')!r}")
-        version = doc.get("version")
-        if type(version) is not int:
-            raise ValueError("trace file: 'version' must be an integer")
-        if version != VERSION:
-            raise ValueError(f"trace file: version {version} is not supported "
-                             f"(this acl_lab reads version {VERSION})")
-        meta = doc.get("meta")
-        if not isinstance(meta, dict):
-            raise ValueError("trace file: 'meta' must be an object")
-        _check_meta(meta)
-        strings = doc.get("strings")
-        if not isinstance(strings, list) or not all(isinstance(x, str) for x in strings):
-            raise ValueError("trace file: 'strings' must be a list of strings")
+        meta, strings = _check_head(doc, VERSION)
         tables = doc.get("tables")
         if not isinstance(tables, dict):
             raise ValueError("trace file: 'tables' must be an object")
@@ -552,6 +703,13 @@ class Trace:
                         raise ValueError(f"trace file: {where}[{i}] = {v} is out of range")
                 cols[tname][c.name] = np.asarray(values, dtype=_DTYPES[c.code])
             lengths[tname] = n or 0
+        return cls._validated(strings, meta, cols, lengths)
+
+    @classmethod
+    def _validated(cls, strings: list[str], meta: dict[str, Any],
+                   cols: dict[str, dict[str, np.ndarray]], lengths: dict[str, int]) -> Trace:
+        """The Trace of columns whose storage ranges were checked, once every value lies in
+        its column's domain (references, spans, argument values)."""
         devices = meta.get("device_count", MAX_DEVICES)
         for tname, spec in TABLES.items():
             for c in spec:
