@@ -26,12 +26,13 @@ ACLNN_ERR_PARAM_NULLPTR, 161002 ACLNN_ERR_PARAM_INVALID, 561103 ACLNN_ERR_INNER_
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
 from .acl._boundary import acl_api
 from .constants import ErrorCode
+from .runtime import streams
 from .runtime.compute import queue_device_task
 from .runtime.costs import aclnn_cost
 from .runtime.errors import AclError
@@ -46,6 +47,8 @@ ACLNN_SUCCESS = 0
 ACLNN_ERR_PARAM_NULLPTR = ErrorCode.ACLNN_ERR_PARAM_NULLPTR
 ACLNN_ERR_PARAM_INVALID = ErrorCode.ACLNN_ERR_PARAM_INVALID
 ACLNN_ERR_INNER_NULLPTR = ErrorCode.ACLNN_ERR_INNER_NULLPTR
+
+_T = TypeVar("_T")
 
 #: Object kinds (the trace's ``objects.kind`` column) of this extension's objects.
 
@@ -116,22 +119,9 @@ def _err(code: int, message: str) -> AclError:
     return AclError(code, message)
 
 
-def _new(s: S, obj: Any, kind: int, cid: int, label: str) -> int:
-    obj.oid = s._new_oid(obj)
-    obj.handle = s._handle(obj)
-    s.hooks.on_object(obj.oid, kind, obj.handle, -1, -1, 0, cid, label)
-    return int(obj.handle)
-
-
-def _get(s: S, handle: int, cls: type, what: str) -> Any:
-    if handle == 0:
-        raise _err(ACLNN_ERR_PARAM_NULLPTR, f"{what} is null")
-    obj = s.handles.get(handle)
-    if not isinstance(obj, cls):
-        raise _err(ACLNN_ERR_PARAM_INVALID, f"{handle:#x} is not {what}")
-    if not getattr(obj, "alive", False):
-        raise _err(ACLNN_ERR_PARAM_INVALID, f"{what} {handle:#x} was already destroyed")
-    return obj
+def _get(s: S, handle: int, cls: type[_T], what: str) -> _T:
+    """The live ``cls`` object of ``handle``, with aclnn's codes (161001 null, 161002 other)."""
+    return s.lookup(handle, cls, what, ACLNN_ERR_PARAM_INVALID, null_code=ACLNN_ERR_PARAM_NULLPTR)
 
 
 def _tensor(s: S, handle: int, what: str) -> AclnnTensor:
@@ -191,7 +181,7 @@ def _op_kernel(op: OpDef, specs: list[TensorSpec], out: TensorSpec, attrs: dict[
 
 
 def _phase1(s: S, cid: int, ex: Executor, label: str) -> tuple[int, int]:
-    return ex.workspace, _new(s, ex, ObjectKind.ACLNN_EXECUTOR, cid, label)
+    return ex.workspace, s.register(ex, ObjectKind.ACLNN_EXECUTOR, cid, label)
 
 
 # ------------------------------------------------------------------ tensors and scalars
@@ -249,7 +239,7 @@ def create_tensor(s: S, th: Any, cid: int, shape: Any, dtype: int, device_ptr: i
                f"aclnn tensor data {device_ptr:#x} is not {TENSOR_ALIGN}-byte aligned (offset "
                f"{device_ptr - r.addr} into allocation #{r.id}); aclCreateTensor requires "
                "32-byte alignment, otherwise behaviour is undefined")
-    return _new(s, t, ObjectKind.ACLNN_TENSOR, cid,
+    return s.register(t, ObjectKind.ACLNN_TENSOR, cid,
                 f"aclnn tensor {ACL_TO_NUMPY[dtype]}{list(dims)}")
 
 
@@ -261,8 +251,7 @@ def destroy_tensor(s: S, th: Any, cid: int, tensor: int) -> None:
     being undefined.
     """
     t = _tensor(s, tensor, "tensor")
-    t.alive = False
-    s.hooks.on_destroy(t.oid, cid, 0)
+    s.retire(t, cid)
 
 
 @acl_api("acl_lab.aclnn.create_scalar", "aclCreateScalar", "Oi", out="value")
@@ -283,7 +272,7 @@ def create_scalar(s: S, th: Any, cid: int, value: Any, dtype: int) -> int:
         raise _err(ACLNN_ERR_PARAM_INVALID, f"scalar value {value} does not fit the integer "
                                             f"type {name}")
     sc = AclnnScalar(np.array(value).astype(name)[()], dtype)  # [()] gives a numpy scalar
-    return _new(s, sc, ObjectKind.ACLNN_SCALAR, cid, f"aclnn scalar {name}({value})")
+    return s.register(sc, ObjectKind.ACLNN_SCALAR, cid, f"aclnn scalar {name}({value})")
 
 
 @acl_api("acl_lab.aclnn.destroy_scalar", "aclDestroyScalar", "k")
@@ -292,20 +281,16 @@ def destroy_scalar(s: S, th: Any, cid: int, scalar: int) -> None:
 
     Differs from real ACL: an acl_lab extension; destroying twice returns 161002.
     """
-    sc: AclnnScalar = _get(s, scalar, AclnnScalar, "an aclScalar")
-    sc.alive = False
-    s.hooks.on_destroy(sc.oid, cid, 0)
+    sc: AclnnScalar = _get(s, scalar, AclnnScalar, "aclScalar")
+    s.retire(sc, cid)
 
 
 # ------------------------------------------------------------------ executors
 
 
 def _executor(s: S, handle: int, null_code: int) -> Executor:
-    if handle == 0:
-        raise _err(null_code, "the executor is null")
-    ex = s.handles.get(handle)
-    if not isinstance(ex, Executor):
-        raise _err(ACLNN_ERR_PARAM_INVALID, f"{handle:#x} is not an aclOpExecutor")
+    ex = s.lookup(handle, Executor, "aclOpExecutor", ACLNN_ERR_PARAM_INVALID,
+                  null_code=null_code, live=False)
     if not ex.alive:
         how = "consumed by its phase-2 call (a single-use executor runs once)" \
             if ex.runs and not ex.repeatable else "destroyed"
@@ -335,8 +320,7 @@ def destroy_executor(s: S, th: Any, cid: int, executor: int) -> None:
     returns 561103 (approximate: unverified, real code would use a dangling pointer).
     """
     ex = _executor(s, executor, ACLNN_ERR_PARAM_NULLPTR)
-    ex.alive = False
-    s.hooks.on_destroy(ex.oid, cid, 0)
+    s.retire(ex, cid)
 
 
 def _run(s: S, th: Any, cid: int, api: str, workspace: int, workspace_size: int,
@@ -346,7 +330,7 @@ def _run(s: S, th: Any, cid: int, api: str, workspace: int, workspace_size: int,
     if ex.api != api:
         raise _err(ACLNN_ERR_PARAM_INVALID, f"this executor was made by {ex.api}_get_workspace_"
                                             f"size, not {api}_get_workspace_size")
-    st = s.stream(th, stream)
+    st = streams.lookup(s, th, stream)
     need = ex.workspace
     if workspace_size < need:
         raise _err(ACLNN_ERR_PARAM_INVALID, f"workspace_size {workspace_size} is smaller than "
@@ -374,8 +358,7 @@ def _run(s: S, th: Any, cid: int, api: str, workspace: int, workspace_size: int,
                       ex.kernel, f"aclnn {api}", units=cores)
     ex.runs += 1
     if not ex.repeatable:
-        ex.alive = False
-        s.hooks.on_destroy(ex.oid, cid, 0)
+        s.retire(ex, cid)
 
 
 # ------------------------------------------------------------------ Add

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from ..constants import DATA_TYPE_SIZE, DATA_TYPE_SIZE_DEFAULT_CASE, ErrorCode
-from ..runtime import compute
+from ..runtime import buffers, compute, devices
 from ..runtime.errors import AclError
 from ..runtime.session import Session
 from . import _binding, mdl, media, op, prof, rt, util
@@ -35,7 +35,7 @@ def init(s: S, th: Any, cid: int, config_path: str | None = None) -> None:
     Differs from real ACL: the config's dump/profiling settings are ignored; a missing
     config file returns 100003.
     """
-    s.init(th, cid, config_path)
+    devices.init(s, th, cid, config_path)
 
 
 @acl_api("acl.finalize", "aclFinalize", "")
@@ -45,7 +45,7 @@ def finalize(s: S, th: Any, cid: int) -> None:
     A second call returns 100037. Differs from real ACL: what was still open is recorded
     as leaked in the trace (the findings name the allocating lines).
     """
-    s.finalize(th, cid)
+    devices.finalize(s, th, cid)
 
 
 @acl_api("acl.finalize_reference", "aclFinalizeReference", "", out=1)
@@ -54,7 +54,7 @@ def finalize_reference(s: S, th: Any, cid: int) -> int:
 
     Differs from real ACL: no difference known.
     """
-    return s.finalize(th, cid, reference=True)
+    return devices.finalize(s, th, cid, reference=True)
 
 
 @acl_api("acl.get_version", "aclrtGetVersion", "", out=3, default=(0, 0, 0))
@@ -91,7 +91,7 @@ def create_data_buffer(s: S, th: Any, cid: int, data: int, size: int) -> int:
 
     Differs from real ACL: no difference known.
     """
-    return s.create_data_buffer(cid, data, size)
+    return buffers.create(s, cid, data, size)
 
 
 @acl_api("acl.destroy_data_buffer", "aclDestroyDataBuffer", "k")
@@ -100,7 +100,7 @@ def destroy_data_buffer(s: S, th: Any, cid: int, buf: int) -> None:
 
     Differs from real ACL: destroying twice returns 100000 instead of undefined behaviour.
     """
-    s.destroy_data_buffer(cid, buf)
+    buffers.destroy(s, cid, buf)
 
 
 @acl_api("acl.get_data_buffer_addr", "aclGetDataBufferAddr", "k", out="value")
@@ -109,7 +109,7 @@ def get_data_buffer_addr(s: S, th: Any, cid: int, buf: int) -> int:
 
     Differs from real ACL: an unknown handle also gives 0 instead of a crash.
     """
-    return s.data_buffer(buf).addr
+    return buffers.lookup(s, buf).addr
 
 
 @acl_api("acl.get_data_buffer_size", "aclGetDataBufferSize", "k", out="value")
@@ -118,7 +118,7 @@ def get_data_buffer_size(s: S, th: Any, cid: int, buf: int) -> int:
 
     Differs from real ACL: an unknown handle gives 0.
     """
-    return s.data_buffer(buf).size & 0xFFFFFFFF
+    return buffers.lookup(s, buf).size & 0xFFFFFFFF
 
 
 @acl_api("acl.get_data_buffer_size_v2", "aclGetDataBufferSizeV2", "k", out="value")
@@ -127,7 +127,7 @@ def get_data_buffer_size_v2(s: S, th: Any, cid: int, buf: int) -> int:
 
     Differs from real ACL: an unknown handle gives 0.
     """
-    return s.data_buffer(buf).size
+    return buffers.lookup(s, buf).size
 
 
 @acl_api("acl.update_data_buffer", "aclUpdateDataBuffer", "kpk")
@@ -136,7 +136,7 @@ def update_data_buffer(s: S, th: Any, cid: int, buf: int, data: int, size: int) 
 
     Differs from real ACL: no difference known.
     """
-    b = s.data_buffer(buf)
+    b = buffers.lookup(s, buf)
     b.addr, b.size = data, size
 
 
@@ -325,7 +325,7 @@ def set_tensor_const(s: S, th: Any, cid: int, desc: int, ptr: int, size: int) ->
     Differs from real ACL: no difference known.
     """
     d = compute.tensor_desc(s, desc)
-    _, view = s.host_view(ptr, size, "acl.set_tensor_const")
+    _, view = buffers.host_view(s, ptr, size, "acl.set_tensor_const")
     d.const = view.tobytes()
 
 

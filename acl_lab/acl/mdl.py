@@ -24,8 +24,8 @@ from typing import Any
 
 from ..constants import ErrorCode
 from ..runtime import aipp as A
+from ..runtime import buffers
 from ..runtime import models as M
-from ..runtime.compute import _destroy_object, _lookup, _new_object
 from ..runtime.errors import AclError
 from ..runtime.kinds import ObjectKind
 from ..runtime.session import Session
@@ -238,7 +238,7 @@ def add_dataset_buffer(s: S, th: Any, cid: int, dataset: int, buf: int) -> int:
     ds = M.dataset(s, dataset)
     if buf == 0:
         raise AclError(ErrorCode.ACL_ERROR_INVALID_PARAM, "data buffer is null")
-    s.data_buffer(buf)
+    buffers.lookup(s, buf)
     ds.buffers.append(buf)
     return dataset
 
@@ -455,7 +455,7 @@ def set_input_dynamic_dims(s: S, th: Any, cid: int, model_id: int, dataset: int,
 
 
 def _aipp(s: S, handle: int) -> A.DynamicAipp:
-    p: A.DynamicAipp = _lookup(s, handle, A.DynamicAipp, "aclmdlAIPP parameter set")
+    p: A.DynamicAipp = s.lookup(handle, A.DynamicAipp, "aclmdlAIPP parameter set")
     return p
 
 
@@ -472,7 +472,7 @@ def create_aipp(s: S, th: Any, cid: int, batch_size: int) -> int:
         raise AclError(ErrorCode.ACL_ERROR_INVALID_PARAM,
                        f"batchSize {batch_size} is more than acl_lab's limit of "
                        f"{A.MAX_AIPP_BATCH} (real ACL runs out of memory: NULL)")
-    return _new_object(s, A.DynamicAipp(batch_size), ObjectKind.MDL_AIPP, cid, "mdl aipp")
+    return s.register(A.DynamicAipp(batch_size), ObjectKind.MDL_AIPP, cid, "mdl aipp")
 
 
 @acl_api("acl.mdl.destroy_aipp", "aclmdlDestroyAIPP", "k")
@@ -482,7 +482,7 @@ def destroy_aipp(s: S, th: Any, cid: int, aipp: int) -> None:
     Differs from real ACL: an unknown or already destroyed handle gives 100000 where real
     ACL frees whatever the pointer points at.
     """
-    _destroy_object(s, aipp, A.DynamicAipp, "aclmdlAIPP parameter set", cid)
+    s.retire(s.lookup(aipp, A.DynamicAipp, "aclmdlAIPP parameter set"), cid)
 
 
 @acl_api("acl.mdl.set_aipp_input_format", "aclmdlSetAIPPInputFormat", "kI")

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..runtime import dvpp, video
+from ..runtime import alloc, dvpp, video
 from ..runtime.session import Session
 from ._boundary import acl_api
 
@@ -24,7 +24,7 @@ def dvpp_malloc(s: Session, th: Any, cid: int, size: int) -> int:
 
     Differs from real ACL: DVPP memory comes from the same capacity as other device memory.
     """
-    return s.malloc(th, cid, size, 2, "dvpp")
+    return alloc.malloc(s, th, cid, size, 2, "dvpp")
 
 
 @acl_api("acl.media.dvpp_free", "acldvppFree", "p")
@@ -35,7 +35,7 @@ def dvpp_free(s: Session, th: Any, cid: int, ptr: int) -> None:
 
     Differs from real ACL: no difference known.
     """
-    s.free(th, cid, ptr, "dvpp")
+    alloc.free(s, th, cid, ptr, "dvpp")
 
 
 # ------------------------------------------------------------------ channels

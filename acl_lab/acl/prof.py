@@ -19,6 +19,7 @@ import time
 from typing import Any
 
 from ..constants import ErrorCode
+from ..runtime import buffers
 from ..runtime import profiling as P
 from ..runtime.errors import AclError
 from ..runtime.session import Session
@@ -234,7 +235,7 @@ def get_op_desc_size(s: S, th: Any, cid: int) -> int:
 
 
 def _buf(s: S, ptr: int, length: int) -> bytes:
-    _, view = s.host_view(ptr, length, "an op-record buffer")
+    _, view = buffers.host_view(s, ptr, length, "an op-record buffer")
     return bytes(view.tobytes())
 
 

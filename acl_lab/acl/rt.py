@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..constants import ErrorCode
+from ..runtime import alloc, devices, events, streams, threads, waits
 from ..runtime.errors import AclError
 from ..runtime.objects import LEGACY, NEW_MODE
 from ..runtime.session import Session
@@ -26,7 +27,7 @@ def set_device(s: S, th: Any, cid: int, device_id: int) -> None:
     Returns ret: 0, or 107001 for an invalid id.
     Differs from real ACL: devices are emulated from the session's profile.
     """
-    s.set_device(th, cid, device_id)
+    devices.set_device(s, th, cid, device_id)
 
 
 @acl_api("acl.rt.reset_device", "aclrtResetDevice", "i")
@@ -38,7 +39,7 @@ def reset_device(s: S, th: Any, cid: int, device_id: int) -> None:
     Differs from real ACL: leaked device memory is reclaimed and recorded as leaked (newest
     drivers recycle it too); the over-reset code is approximate.
     """
-    s.reset_device(th, cid, device_id)
+    devices.reset_device(s, th, cid, device_id)
 
 
 @acl_api("acl.rt.reset_device_force", "aclrtResetDeviceForce", "i")
@@ -48,7 +49,7 @@ def reset_device_force(s: S, th: Any, cid: int, device_id: int) -> None:
     Returns ret: 0, 107001, or 107000 when it was already released.
     Differs from real ACL: the second-reset code is approximate.
     """
-    s.reset_device(th, cid, device_id, force=True)
+    devices.reset_device(s, th, cid, device_id, force=True)
 
 
 @acl_api("acl.rt.get_device", "aclrtGetDevice", "", out=1)
@@ -57,7 +58,7 @@ def get_device(s: S, th: Any, cid: int) -> int:
 
     Differs from real ACL: no difference known.
     """
-    return s.get_device(th)
+    return devices.get_device(s, th)
 
 
 @acl_api("acl.rt.get_device_count", "aclrtGetDeviceCount", "", out=1)
@@ -90,7 +91,7 @@ def synchronize_device(s: S, th: Any, cid: int) -> None:
     Differs from real ACL: a wait that can never finish raises acl_lab.DeadlockError
     instead of hanging.
     """
-    s.synchronize_device(th, cid, -1)
+    waits.synchronize_device(s, th, cid, -1)
 
 
 @acl_api("acl.rt.synchronize_device_with_timeout", "aclrtSynchronizeDeviceWithTimeout", "i")
@@ -101,7 +102,7 @@ def synchronize_device_with_timeout(s: S, th: Any, cid: int, timeout: int) -> No
     Differs from real ACL: the timeout is measured in virtual time; a wait that can never
     finish returns 507046 at once.
     """
-    s.synchronize_device(th, cid, _timeout_ns(timeout))
+    waits.synchronize_device(s, th, cid, _timeout_ns(timeout))
 
 
 def _timeout_ns(timeout: int) -> int:
@@ -120,7 +121,7 @@ def create_context(s: S, th: Any, cid: int, device_id: int) -> int:
 
     Differs from real ACL: no difference known.
     """
-    return s.create_context(th, cid, device_id)
+    return devices.create_context(s, th, cid, device_id)
 
 
 @acl_api("acl.rt.destroy_context", "aclrtDestroyContext", "k")
@@ -131,7 +132,7 @@ def destroy_context(s: S, th: Any, cid: int, context: int) -> None:
     Differs from real ACL: streams and events still in the context are released and
     recorded as leaked.
     """
-    s.destroy_context(th, cid, context)
+    devices.destroy_context(s, th, cid, context)
 
 
 @acl_api("acl.rt.set_context", "aclrtSetCurrentContext", "k")
@@ -141,7 +142,7 @@ def set_context(s: S, th: Any, cid: int, context: int) -> None:
     Returns ret: 0, 100000 for null, 107000 for an unknown or destroyed context.
     Differs from real ACL: the code for a destroyed context is approximate.
     """
-    s.set_context(th, context)
+    devices.set_context(s, th, context)
 
 
 @acl_api("acl.rt.get_context", "aclrtGetCurrentContext", "", out=1)
@@ -150,7 +151,7 @@ def get_context(s: S, th: Any, cid: int) -> int:
 
     Differs from real ACL: no difference known.
     """
-    return s.require_ctx(th).handle
+    return devices.require_ctx(s, th).handle
 
 
 @acl_api("acl.rt.ctx_get_current_default_stream", "aclrtCtxGetCurrentDefaultStream", "",
@@ -160,7 +161,7 @@ def ctx_get_current_default_stream(s: S, th: Any, cid: int) -> int:
 
     Differs from real ACL: no difference known.
     """
-    ctx = s.require_ctx(th)
+    ctx = devices.require_ctx(s, th)
     assert ctx.default_stream is not None
     return ctx.default_stream.handle
 
@@ -175,7 +176,7 @@ def create_stream(s: S, th: Any, cid: int) -> int:
     Returns ret 107002 without a context, 207008 past the profile's stream limit.
     Differs from real ACL: priorities are not modelled.
     """
-    return s.create_stream(th, cid)
+    return streams.create(s, th, cid)
 
 
 @acl_api("acl.rt.create_stream_with_config", "aclrtCreateStreamWithConfig", "ii", out=1)
@@ -185,7 +186,7 @@ def create_stream_with_config(s: S, th: Any, cid: int, priority: int, flag: int)
 
     Differs from real ACL: priority is ignored (the docs call it reserved).
     """
-    return s.create_stream(th, cid, flag)
+    return streams.create(s, th, cid, flag)
 
 
 @acl_api("acl.rt.destroy_stream", "aclrtDestroyStream", "k")
@@ -196,7 +197,7 @@ def destroy_stream(s: S, th: Any, cid: int, stream: int) -> None:
     107000 for the default stream.
     Differs from real ACL: a stream that can never drain raises DeadlockError.
     """
-    s.destroy_stream(th, cid, stream, force=False)
+    streams.destroy(s, th, cid, stream, force=False)
 
 
 @acl_api("acl.rt.destroy_stream_force", "aclrtDestroyStreamForce", "k")
@@ -205,7 +206,7 @@ def destroy_stream_force(s: S, th: Any, cid: int, stream: int) -> None:
 
     Differs from real ACL: tasks already placed in virtual time still complete.
     """
-    s.destroy_stream(th, cid, stream, force=True)
+    streams.destroy(s, th, cid, stream, force=True)
 
 
 @acl_api("acl.rt.synchronize_stream", "aclrtSynchronizeStream", "k")
@@ -216,7 +217,7 @@ def synchronize_stream(s: S, th: Any, cid: int, stream: int) -> None:
     context is still needed (107002). Returns the code of a failed task, e.g. 507053.
     Differs from real ACL: a wait that can never finish raises acl_lab.DeadlockError.
     """
-    s.synchronize_stream(th, cid, stream, -1)
+    waits.synchronize_stream(s, th, cid, stream, -1)
 
 
 @acl_api("acl.rt.synchronize_stream_with_timeout", "aclrtSynchronizeStreamWithTimeout", "ki")
@@ -227,7 +228,7 @@ def synchronize_stream_with_timeout(s: S, th: Any, cid: int, stream: int, timeou
     Differs from real ACL: the timeout is in virtual time; a wait that can never finish
     returns 507046 at once.
     """
-    s.synchronize_stream(th, cid, stream, _timeout_ns(timeout))
+    waits.synchronize_stream(s, th, cid, stream, _timeout_ns(timeout))
 
 
 @acl_api("acl.rt.stream_query", "aclrtStreamQuery", "k", out=1)
@@ -237,7 +238,7 @@ def stream_query(s: S, th: Any, cid: int, stream: int) -> int:
 
     Differs from real ACL: "now" is the calling thread's virtual time.
     """
-    return 0 if s.stream_query(th, stream) else 1
+    return 0 if streams.query(s, th, stream) else 1
 
 
 @acl_api("acl.rt.stream_wait_event", "aclrtStreamWaitEvent", "kk", launch=True)
@@ -249,7 +250,7 @@ def stream_wait_event(s: S, th: Any, cid: int, stream: int, event: int) -> None:
     Differs from real ACL: a wait whose event is reset before it runs waits for the next
     record, and if none can come, synchronizing raises DeadlockError.
     """
-    s.stream_wait_event(th, cid, stream, event)
+    events.stream_wait(s, th, cid, stream, event)
 
 
 # ----------------------------------------------------------------------------- events
@@ -261,7 +262,7 @@ def create_event(s: S, th: Any, cid: int) -> int:
 
     Differs from real ACL: event resources are counted at creation, not at first record.
     """
-    return s.create_event(th, cid, 0, LEGACY)
+    return events.create(s, th, cid, 0, LEGACY)
 
 
 @acl_api("acl.rt.create_event_with_flag", "aclrtCreateEventWithFlag", "I", out=1)
@@ -271,7 +272,7 @@ def create_event_with_flag(s: S, th: Any, cid: int, flag: int) -> int:
     Differs from real ACL: using an event without ACL_EVENT_SYNC in stream_wait_event or
     reset_event returns 107000 (the real code is unverified).
     """
-    return s.create_event(th, cid, flag, LEGACY)
+    return events.create(s, th, cid, flag, LEGACY)
 
 
 @acl_api("acl.rt.create_event_ex_with_flag", "aclrtCreateEventExWithFlag", "I", out=1)
@@ -281,7 +282,7 @@ def create_event_ex_with_flag(s: S, th: Any, cid: int, flag: int) -> int:
 
     Differs from real ACL: no difference known.
     """
-    return s.create_event(th, cid, flag, NEW_MODE)
+    return events.create(s, th, cid, flag, NEW_MODE)
 
 
 @acl_api("acl.rt.record_event", "aclrtRecordEvent", "kk", launch=True)
@@ -292,7 +293,7 @@ def record_event(s: S, th: Any, cid: int, event: int, stream: int) -> None:
     Returns ret: 0, 107003 for a stream of another context, 507000 for bad handles.
     Differs from real ACL: no difference known.
     """
-    s.record_event(th, cid, event, stream)
+    events.record(s, th, cid, event, stream)
 
 
 @acl_api("acl.rt.reset_event", "aclrtResetEvent", "kk", launch=True)
@@ -302,7 +303,7 @@ def reset_event(s: S, th: Any, cid: int, event: int, stream: int) -> None:
     Differs from real ACL: reset of a plain create_event event is allowed with a warning
     (the docs call it undefined); without ACL_EVENT_SYNC it returns 107000.
     """
-    s.reset_event(th, cid, event, stream)
+    events.reset(s, th, cid, event, stream)
 
 
 @acl_api("acl.rt.query_event", "aclrtQueryEvent", "k", out=1)
@@ -312,7 +313,7 @@ def query_event(s: S, th: Any, cid: int, event: int) -> int:
 
     Differs from real ACL: "now" is the calling thread's virtual time.
     """
-    return 0 if s.query_event(th, event) else 1
+    return 0 if events.query(s, th, event) else 1
 
 
 @acl_api("acl.rt.query_event_status", "aclrtQueryEventStatus", "k", out=1)
@@ -321,7 +322,7 @@ def query_event_status(s: S, th: Any, cid: int, event: int) -> int:
 
     Differs from real ACL: "now" is the calling thread's virtual time.
     """
-    return 1 if s.query_event(th, event) else 0
+    return 1 if events.query(s, th, event) else 0
 
 
 @acl_api("acl.rt.synchronize_event", "aclrtSynchronizeEvent", "k")
@@ -330,7 +331,7 @@ def synchronize_event(s: S, th: Any, cid: int, event: int) -> None:
 
     Differs from real ACL: a wait that can never finish raises acl_lab.DeadlockError.
     """
-    s.synchronize_event(th, cid, event, -1)
+    events.synchronize(s, th, cid, event, -1)
 
 
 @acl_api("acl.rt.synchronize_event_with_timeout", "aclrtSynchronizeEventWithTimeout", "ki")
@@ -339,7 +340,7 @@ def synchronize_event_with_timeout(s: S, th: Any, cid: int, event: int, timeout:
 
     Differs from real ACL: the timeout is in virtual time.
     """
-    s.synchronize_event(th, cid, event, _timeout_ns(timeout))
+    events.synchronize(s, th, cid, event, _timeout_ns(timeout))
 
 
 @acl_api("acl.rt.event_elapsed_time", "aclrtEventElapsedTime", "kk", out=1, default=0.0)
@@ -350,7 +351,7 @@ def event_elapsed_time(s: S, th: Any, cid: int, start: int, end: int) -> float:
     Recording ``end`` before ``start`` gives a negative time, as on hardware.
     Differs from real ACL: times are virtual.
     """
-    return s.event_elapsed_ms(th, start, end)
+    return events.elapsed_ms(s, th, start, end)
 
 
 @acl_api("acl.rt.destroy_event", "aclrtDestroyEvent", "k")
@@ -359,7 +360,7 @@ def destroy_event(s: S, th: Any, cid: int, event: int) -> None:
 
     Differs from real ACL: no difference known.
     """
-    s.destroy_event(th, cid, event)
+    events.destroy(s, th, cid, event)
 
 
 # ----------------------------------------------------------------------------- memory
@@ -375,7 +376,7 @@ def malloc(s: S, th: Any, cid: int, size: int, policy: int) -> int:
     Differs from real ACL: memory reads as zero before it is written (real memory holds
     garbage); the trace records which bytes were never written.
     """
-    return s.malloc(th, cid, size, policy, "normal")
+    return alloc.malloc(s, th, cid, size, policy, "normal")
 
 
 @acl_api("acl.rt.malloc_align32", "aclrtMallocAlign32", "ki", out=1)
@@ -384,7 +385,7 @@ def malloc_align32(s: S, th: Any, cid: int, size: int, policy: int) -> int:
 
     Differs from real ACL: as malloc.
     """
-    return s.malloc(th, cid, size, policy, "align32")
+    return alloc.malloc(s, th, cid, size, policy, "align32")
 
 
 @acl_api("acl.rt.malloc_cached", "aclrtMallocCached", "ki", out=1)
@@ -393,7 +394,7 @@ def malloc_cached(s: S, th: Any, cid: int, size: int, policy: int) -> int:
 
     Differs from real ACL: caches are not modelled (no flush/invalidate needed).
     """
-    return s.malloc(th, cid, size, policy, "cached")
+    return alloc.malloc(s, th, cid, size, policy, "cached")
 
 
 @acl_api("acl.rt.malloc_host", "aclrtMallocHost", "k", out=1)
@@ -402,7 +403,7 @@ def malloc_host(s: S, th: Any, cid: int, size: int) -> int:
 
     Differs from real ACL: the buffer reads as zero before it is written.
     """
-    return s.malloc_host(th, cid, size)
+    return alloc.malloc_host(s, th, cid, size)
 
 
 @acl_api("acl.rt.free", "aclrtFree", "p")
@@ -414,7 +415,7 @@ def free(s: S, th: Any, cid: int, ptr: int) -> None:
     finding naming acl.media.dvpp_free. Differs from real ACL: a queued task that uses the
     memory fails with 507053 when it runs instead of corrupting whatever reuses the address.
     """
-    s.free(th, cid, ptr, "device")
+    alloc.free(s, th, cid, ptr, "device")
 
 
 @acl_api("acl.rt.free_host", "aclrtFreeHost", "p")
@@ -424,7 +425,7 @@ def free_host(s: S, th: Any, cid: int, ptr: int) -> None:
     Returns ret: 0, 100000 for null, 107000 for device memory, a double free or a pointer
     the allocator never gave out. Differs from real ACL: as free.
     """
-    s.free(th, cid, ptr, "host")
+    alloc.free(s, th, cid, ptr, "host")
 
 
 @acl_api("acl.rt.memcpy", "aclrtMemcpy", "pkpki")
@@ -486,7 +487,7 @@ def get_mem_info(s: S, th: Any, cid: int, attr: int) -> tuple[int, int]:
     reports DDR; an attribute the device lacks gives (0, 0).
     Differs from real ACL: huge and normal pools share one capacity.
     """
-    return s.mem_info(th, attr)
+    return alloc.mem_info(s, th, attr)
 
 
 # ----------------------------------------------------------------------------- callbacks
@@ -500,7 +501,7 @@ def subscribe_report(s: S, th: Any, cid: int, tid: int, stream: int) -> None:
     Returns ret: 0, 107011 if the stream is already subscribed, 100000 for an unknown tid.
     Differs from real ACL: the tid must be a running Python thread.
     """
-    s.subscribe_report(th, cid, tid, stream)
+    threads.subscribe_report(s, th, cid, tid, stream)
 
 
 @acl_api("acl.rt.unsubscribe_report", "aclrtUnSubscribeReport", "Kk")
@@ -510,7 +511,7 @@ def unsubscribe_report(s: S, th: Any, cid: int, tid: int, stream: int) -> None:
     Differs from real ACL: the code for a stream that is not subscribed (107000) is
     approximate.
     """
-    s.unsubscribe_report(th, cid, tid, stream)
+    threads.unsubscribe_report(s, th, cid, tid, stream)
 
 
 @acl_api("acl.rt.launch_callback", "aclrtLaunchCallback", "COik", launch=True)
@@ -523,7 +524,7 @@ def launch_callback(s: S, th: Any, cid: int, fn: Any, user_data: Any, block_type
     Differs from real ACL: a blocking callback whose thread can never run it raises
     DeadlockError at the next synchronize instead of hanging.
     """
-    s.launch_callback(th, cid, fn, user_data, block_type, stream)
+    threads.launch_callback(s, th, cid, fn, user_data, block_type, stream)
 
 
 @acl_api("acl.rt.process_report", "aclrtProcessReport", "i")
@@ -534,4 +535,4 @@ def process_report(s: S, th: Any, cid: int, timeout: int) -> None:
     a timeout of 0 or below -1. Differs from real ACL: the wait is in real time (so other
     threads can submit work), while the virtual clock advances by at most the timeout.
     """
-    s.process_report(th, cid, timeout)
+    threads.process_report(s, th, cid, timeout)

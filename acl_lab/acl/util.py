@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from ..runtime import buffers, threads
 from ..runtime.errors import AclError
 from ..runtime.session import Session
 from ..runtime.sites import warn_at_caller
@@ -89,7 +90,7 @@ def ptr_to_numpy(s: S, th: Any, cid: int, ptr: int, shape: Any, npy_type: int) -
         raise ValueError(f"numpy type number {npy_type} is unknown") from None
     n = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
     try:
-        region, view = s.host_view(ptr, n, "acl.util.ptr_to_numpy")
+        region, view = buffers.host_view(s, ptr, n, "acl.util.ptr_to_numpy")
     except AclError as e:
         raise ValueError(e.message) from None
     out = view.view(dtype).reshape(shape)
@@ -142,7 +143,7 @@ def ptr_to_bytes(s: S, th: Any, cid: int, ptr: int, size: int) -> bytes:
     if size < 0:
         raise ValueError("size must not be negative")
     try:
-        _, view = s.host_view(ptr, size, "acl.util.ptr_to_bytes")
+        _, view = buffers.host_view(s, ptr, size, "acl.util.ptr_to_bytes")
     except AclError as e:
         raise ValueError(e.message) from None
     return view.tobytes()
@@ -155,7 +156,7 @@ def start_thread(s: S, th: Any, cid: int, fn: Any, args: Any) -> int:
     Differs from real ACL: a Python daemon thread instead of a pthread; the tid is its
     ``threading`` ident (on Linux CPython that is the pthread_t).
     """
-    return s.start_thread(th, fn, args)
+    return threads.start_thread(s, th, fn, args)
 
 
 @acl_api("acl.util.stop_thread", "stop_thread", "k")
@@ -164,4 +165,4 @@ def stop_thread(s: S, th: Any, cid: int, tid: int) -> None:
 
     Differs from real ACL: joining a thread that can never finish raises DeadlockError.
     """
-    s.stop_thread(th, cid, tid)
+    threads.stop_thread(s, th, cid, tid)

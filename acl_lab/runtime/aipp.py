@@ -61,7 +61,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from ..constants import ErrorCode
-from . import opdefs
+from . import buffers, opdefs
 from .dvpp import Layout
 from .dvpp import planes as sp420_planes
 from .errors import AclError
@@ -1137,7 +1137,7 @@ def set_input(s: Any, th: Any, cid: int, mid: int, ds_handle: int, index: int,
     if not 0 <= index < len(ds.buffers):
         raise AclError(INVALID_PARAM, f"failed to get data buffer by index[{index}] (the "
                                       f"dataset has {len(ds.buffers)})")
-    b = s.data_buffer(ds.buffers[index])
+    b = buffers.lookup(s, ds.buffers[index])
     if b.addr == 0:
         raise AclError(INVALID_PARAM, f"failed to get addr by index[{index}]")
     if b.size < len(payload):

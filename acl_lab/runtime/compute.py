@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..constants import ErrorCode
+from . import buffers, streams
 from .costs import op_cost
 from .errors import AclError
 from .kinds import Engine, ObjectKind, TaskKind
@@ -94,32 +95,6 @@ class OpHandle:
         self.alive = True
 
 
-# ------------------------------------------------------------------ objects
-
-
-def _new_object(s: Session, obj: Any, kind: int, cid: int, label: str) -> int:
-    obj.oid = s._new_oid(obj)
-    obj.handle = s._handle(obj)
-    s.hooks.on_object(obj.oid, kind, obj.handle, -1, -1, 0, cid, label)
-    return int(obj.handle)
-
-
-def _lookup(s: Session, handle: int, cls: type, what: str,
-            code: int = ErrorCode.ACL_ERROR_INVALID_PARAM) -> Any:
-    if handle == 0:
-        raise AclError(ErrorCode.ACL_ERROR_INVALID_PARAM, f"{what} is null")
-    obj: Any = s.handles.get(handle)
-    if not isinstance(obj, cls) or not getattr(obj, "alive", False):
-        raise AclError(code, f"{handle:#x} is not a live {what}")
-    return obj
-
-
-def _destroy_object(s: Session, handle: int, cls: type, what: str, cid: int) -> None:
-    obj = _lookup(s, handle, cls, what)
-    obj.alive = False
-    s.hooks.on_destroy(obj.oid, cid, 0)
-
-
 # ------------------------------------------------------------------ tensor descs
 
 
@@ -142,17 +117,17 @@ def create_tensor_desc(s: Session, cid: int, dtype: int, dims: list[int],
                        fmt: int) -> int:
     """aclCreateTensorDesc(dtype, numDims, dims, format)."""
     d = TensorDesc(-1, 0, dtype, int64_dims(dims, "acl.create_tensor_desc"), fmt)
-    return _new_object(s, d, ObjectKind.TENSOR_DESC, cid, f"tensor desc {dims}")
+    return s.register(d, ObjectKind.TENSOR_DESC, cid, f"tensor desc {dims}")
 
 
 def tensor_desc(s: Session, handle: int) -> TensorDesc:
     """Resolve a tensor-desc handle (100000 for null or unknown)."""
-    return _lookup(s, handle, TensorDesc, "tensor desc")
+    return s.lookup(handle, TensorDesc, "tensor desc")
 
 
 def destroy_tensor_desc(s: Session, cid: int, handle: int) -> None:
     """aclDestroyTensorDesc."""
-    _destroy_object(s, handle, TensorDesc, "tensor desc", cid)
+    s.retire(s.lookup(handle, TensorDesc, "tensor desc"), cid)
 
 
 def tensor_desc_size(s: Session, handle: int) -> int:
@@ -170,17 +145,17 @@ def tensor_desc_size(s: Session, handle: int) -> int:
 
 def create_op_attr(s: Session, cid: int) -> int:
     """aclopCreateAttr."""
-    return _new_object(s, OpAttr(-1, 0), ObjectKind.OP_ATTR, cid, "op attr")
+    return s.register(OpAttr(-1, 0), ObjectKind.OP_ATTR, cid, "op attr")
 
 
 def op_attr(s: Session, handle: int) -> OpAttr:
     """Resolve an op-attr handle."""
-    return _lookup(s, handle, OpAttr, "op attr")
+    return s.lookup(handle, OpAttr, "op attr")
 
 
 def destroy_op_attr(s: Session, cid: int, handle: int) -> None:
     """aclopDestroyAttr."""
-    _destroy_object(s, handle, OpAttr, "op attr", cid)
+    s.retire(s.lookup(handle, OpAttr, "op attr"), cid)
 
 
 def set_op_model_dir(s: Session, path: str) -> None:
@@ -242,15 +217,15 @@ def launch_op(s: Session, th: HostThread, cid: int, op_type: str,
                        "the desc and buffer lists must have the same lengths")
     if any(h == 0 for h in (*in_descs, *out_descs)):
         raise AclError(ErrorCode.ACL_ERROR_INVALID_PARAM, "a tensor desc in the lists is null")
-    st = s.stream(th, stream)
+    st = streams.lookup(s, th, stream)
     try:
         op = get_op(op_type)
     except OpError as e:
         raise AclError(e.code, e.message) from None
     ind = [tensor_desc(s, h) for h in in_descs]
     outd = [tensor_desc(s, h) for h in out_descs]
-    inb = [s.data_buffer(h) if h else None for h in in_bufs]
-    outb = [s.data_buffer(h) for h in out_bufs]
+    inb = [buffers.lookup(s, h) if h else None for h in in_bufs]
+    outb = [buffers.lookup(s, h) for h in out_bufs]
     if all(0 in d.dims for d in outd) and outd:
         return  # every output empty: real ACL returns at once (array_utils IsAllTensorEmpty)
     attrs = _op_attrs(s, op, attr)
@@ -342,14 +317,14 @@ def _resolve_start(s: Session, addr: int, what: str) -> Any:
 def cast(s: Session, th: HostThread, cid: int, src_desc: int, src_buf: int,
          dst_desc: int, dst_buf: int, truncate: int, stream: int) -> None:
     """aclopCast: the Cast op with ``dst_type`` taken from the destination desc."""
-    st = s.stream(th, stream)
+    st = streams.lookup(s, th, stream)
     try:
         op = get_op("Cast")
     except OpError as e:
         raise AclError(e.code, e.message) from None
     dd = tensor_desc(s, dst_desc)
     _queue_kernel(s, th, cid, st, op, [tensor_desc(s, src_desc)],
-                       [s.data_buffer(src_buf)], [dd], [s.data_buffer(dst_buf)],
+                       [buffers.lookup(s, src_buf)], [dd], [buffers.lookup(s, dst_buf)],
                        {**op.defaults, "dst_type": dd.dtype, "truncate": bool(truncate)})
 
 
@@ -361,7 +336,7 @@ def infer_op_shape(s: Session, op_type: str, in_descs: list[int], in_bufs: list[
     except OpError as e:
         raise AclError(e.code, e.message) from None
     ind = [tensor_desc(s, h) for h in in_descs]
-    inb = [s.data_buffer(h) if h else None for h in in_bufs]
+    inb = [buffers.lookup(s, h) if h else None for h in in_bufs]
     attrs = _op_attrs(s, op, attr)
     try:
         consts = {i: c for i, d in enumerate(ind)
@@ -388,25 +363,25 @@ def create_op_handle(s: Session, cid: int, op_type: str, in_descs: list[int],
         raise AclError(e.code, e.message) from None
     h = OpHandle(-1, 0, op, [tensor_desc(s, x) for x in in_descs],
                  [tensor_desc(s, x) for x in out_descs], _op_attrs(s, op, attr))
-    return _new_object(s, h, ObjectKind.OP_HANDLE, cid, f"op handle {op_type}")
+    return s.register(h, ObjectKind.OP_HANDLE, cid, f"op handle {op_type}")
 
 
 def destroy_op_handle(s: Session, cid: int, handle: int) -> None:
     """aclopDestroyHandle."""
-    _destroy_object(s, handle, OpHandle, "op handle", cid)
+    s.retire(s.lookup(handle, OpHandle, "op handle"), cid)
 
 
 def execute_op_handle(s: Session, th: HostThread, cid: int, handle: int,
                       in_bufs: list[int], out_bufs: list[int], stream: int) -> None:
     """aclopExecWithHandle: run a created handle with new buffers."""
-    h: OpHandle = _lookup(s, handle, OpHandle, "op handle")
-    st = s.stream(th, stream)
+    h: OpHandle = s.lookup(handle, OpHandle, "op handle")
+    st = streams.lookup(s, th, stream)
     if len(in_bufs) != len(h.in_descs) or len(out_bufs) != len(h.out_descs):
         raise AclError(ErrorCode.ACL_ERROR_INVALID_PARAM,
                        "buffer counts do not match the handle's descs")
     _queue_kernel(s, th, cid, st, h.op, h.in_descs,
-                       [s.data_buffer(b) if b else None for b in in_bufs],
-                       h.out_descs, [s.data_buffer(b) for b in out_bufs], h.attrs)
+                       [buffers.lookup(s, b) if b else None for b in in_bufs],
+                       h.out_descs, [buffers.lookup(s, b) for b in out_bufs], h.attrs)
 
 
 def _kernel_fn(op: OpDef, in_specs: list[TensorSpec], out_specs: list[TensorSpec],

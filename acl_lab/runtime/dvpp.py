@@ -27,7 +27,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..constants import ErrorCode
-from .compute import _lookup, queue_device_task
+from . import buffers, devices, streams
+from .compute import queue_device_task
 from .costs import dvpp_ns, vpc_ns
 from .errors import AccessError, AclError
 from .kinds import Engine, ObjectKind, TaskKind
@@ -176,42 +177,29 @@ class JpegInfo:
         return None
 
 
-def _new(s: Session, obj: Any, kind: int, cid: int, label: str, device: int = -1,
-         ctx: int = -1) -> int:
-    obj.oid = s._new_oid(obj)
-    obj.handle = s._handle(obj)
-    s.hooks.on_object(obj.oid, kind, obj.handle, device, ctx, 0, cid, label)
-    return int(obj.handle)
-
-
-def _destroy(s: Session, obj: Any, cid: int) -> None:
-    obj.alive = False
-    s.hooks.on_destroy(obj.oid, cid, 0)
-
-
 # ------------------------------------------------------------------ channels
 
 
 def create_channel_desc(s: Session, cid: int) -> int:
     """acldvppCreateChannelDesc."""
-    return _new(s, ChannelDesc(), ObjectKind.DVPP_CHANNEL_DESC, cid, "dvpp channel desc")
+    return s.register(ChannelDesc(), ObjectKind.DVPP_CHANNEL_DESC, cid, "dvpp channel desc")
 
 
 def channel_desc(s: Session, handle: int) -> ChannelDesc:
     """Resolve a channel-desc handle (100000 for null, unknown or destroyed)."""
-    return _lookup(s, handle, ChannelDesc, "dvpp channel desc")
+    return s.lookup(handle, ChannelDesc, "dvpp channel desc")
 
 
 def create_channel(s: Session, th: HostThread, cid: int, handle: int) -> None:
     """acldvppCreateChannel: needs a current context; one channel per desc."""
     d = channel_desc(s, handle)
-    ctx = s.require_ctx(th)
+    ctx = devices.require_ctx(s, th)
     if d.channel is not None:
         raise AclError(ACL_ERROR_INVALID_PARAM, f"channel desc {handle:#x} already has a "
                                                 "channel: destroy it before creating another")
     ch = Channel(ctx)
-    _new(s, ch, ObjectKind.DVPP_CHANNEL, cid, f"dvpp channel of desc {handle:#x}",
-         ctx.device.index, ctx.oid)
+    s.register(ch, ObjectKind.DVPP_CHANNEL, cid, f"dvpp channel of desc {handle:#x}",
+               device=ctx.device.index, ctx=ctx.oid)
     d.channel = ch
 
 
@@ -221,7 +209,7 @@ def destroy_channel(s: Session, cid: int, handle: int) -> None:
     if d.channel is None:
         raise AclError(ACL_ERROR_INVALID_PARAM, f"channel desc {handle:#x} has no channel: "
                                                 "call acl.media.dvpp_create_channel first")
-    _destroy(s, d.channel, cid)
+    s.retire(d.channel, cid)
     d.channel = None
 
 
@@ -233,7 +221,7 @@ def destroy_channel_desc(s: Session, cid: int, handle: int) -> None:
                        f"channel desc {handle:#x} still has a channel: call "
                        "acl.media.dvpp_destroy_channel(desc) before "
                        "acl.media.dvpp_destroy_channel_desc(desc)")
-    _destroy(s, d, cid)
+    s.retire(d, cid)
 
 
 def channel_id(s: Session, handle: int) -> int:
@@ -257,17 +245,17 @@ def _live_channel(s: Session, handle: int) -> ChannelDesc:
 
 def create_pic_desc(s: Session, cid: int) -> int:
     """acldvppCreatePicDesc: every field starts at 0."""
-    return _new(s, PicDesc(), ObjectKind.DVPP_PIC_DESC, cid, "dvpp pic desc")
+    return s.register(PicDesc(), ObjectKind.DVPP_PIC_DESC, cid, "dvpp pic desc")
 
 
 def pic_desc(s: Session, handle: int) -> PicDesc:
     """Resolve a pic-desc handle (100000 for null, unknown or destroyed)."""
-    return _lookup(s, handle, PicDesc, "dvpp pic desc")
+    return s.lookup(handle, PicDesc, "dvpp pic desc")
 
 
 def destroy_pic_desc(s: Session, cid: int, handle: int) -> None:
     """acldvppDestroyPicDesc: the data buffer is not freed."""
-    _destroy(s, pic_desc(s, handle), cid)
+    s.retire(pic_desc(s, handle), cid)
 
 
 # ------------------------------------------------------------------ resize configs
@@ -275,17 +263,17 @@ def destroy_pic_desc(s: Session, cid: int, handle: int) -> None:
 
 def create_resize_config(s: Session, cid: int) -> int:
     """acldvppCreateResizeConfig: interpolation 0 (the default algorithm)."""
-    return _new(s, ResizeConfig(), ObjectKind.DVPP_RESIZE_CONFIG, cid, "dvpp resize config")
+    return s.register(ResizeConfig(), ObjectKind.DVPP_RESIZE_CONFIG, cid, "dvpp resize config")
 
 
 def resize_config(s: Session, handle: int) -> ResizeConfig:
     """Resolve a resize-config handle (100000 for null, unknown or destroyed)."""
-    return _lookup(s, handle, ResizeConfig, "dvpp resize config")
+    return s.lookup(handle, ResizeConfig, "dvpp resize config")
 
 
 def destroy_resize_config(s: Session, cid: int, handle: int) -> None:
     """acldvppDestroyResizeConfig."""
-    _destroy(s, resize_config(s, handle), cid)
+    s.retire(resize_config(s, handle), cid)
 
 
 def set_interpolation(s: Session, handle: int, value: int) -> None:
@@ -365,7 +353,7 @@ def read_host_jpeg(s: Session, ptr: int, size: int, api: str) -> bytes:
                                                 f"memory, but {ptr:#x} is a device address: "
                                                 "pass the host buffer the file was read into")
     try:
-        _, view = s.host_view(ptr, size, api)
+        _, view = buffers.host_view(s, ptr, size, api)
     except AclError as e:
         raise AclError(ACL_ERROR_INVALID_PARAM, e.message) from None
     return bytes(view)
@@ -581,7 +569,7 @@ def jpeg_decode_async(s: Session, th: HostThread, cid: int, chan: int, in_ptr: i
     _require_pillow(JPEGD_FEATURE)
     _live_channel(s, chan)
     out = pic_desc(s, out_handle)
-    st = s.stream(th, stream)
+    st = streams.lookup(s, th, stream)
     if in_size == 0:
         raise AclError(ACL_ERROR_INVALID_PARAM, f"{api}: the JPEG size is 0")
     _dvpp_buffer(s, cid, in_ptr, in_size, "JPEGD input")
@@ -686,7 +674,7 @@ def vpc_resize_async(s: Session, th: HostThread, cid: int, chan: int, in_handle:
     src = pic_desc(s, in_handle)
     dst = pic_desc(s, out_handle)
     cfg = resize_config(s, cfg_handle)
-    st = s.stream(th, stream)
+    st = streams.lookup(s, th, stream)
     mode = cfg.interpolation
     if mode in (INTERP_TF_BILINEAR, INTERP_TF_NEAREST) and s.profile.name == "Ascend310P3":
         raise AclError(ACL_ERROR_INVALID_PARAM, f"{api}: interpolation {mode} (TF-like) is not "
@@ -783,18 +771,18 @@ class JpegeConfig:
 def create_roi_config(s: Session, cid: int, left: int, right: int, top: int,
                       bottom: int) -> int:
     """acldvppCreateRoiConfig(left, right, top, bottom): values are checked when used."""
-    return _new(s, RoiConfig(left, right, top, bottom), ObjectKind.DVPP_ROI_CONFIG, cid,
-                "dvpp roi config")
+    return s.register(RoiConfig(left, right, top, bottom), ObjectKind.DVPP_ROI_CONFIG, cid,
+                      "dvpp roi config")
 
 
 def roi_config(s: Session, handle: int) -> RoiConfig:
     """Resolve a ROI-config handle (100000 for null, unknown or destroyed)."""
-    return _lookup(s, handle, RoiConfig, "dvpp roi config")
+    return s.lookup(handle, RoiConfig, "dvpp roi config")
 
 
 def destroy_roi_config(s: Session, cid: int, handle: int) -> None:
     """acldvppDestroyRoiConfig."""
-    _destroy(s, roi_config(s, handle), cid)
+    s.retire(roi_config(s, handle), cid)
 
 
 def create_batch_pic_desc(s: Session, cid: int, batch_size: int) -> int:
@@ -806,17 +794,17 @@ def create_batch_pic_desc(s: Session, cid: int, batch_size: int) -> int:
         raise AclError(ACL_ERROR_INVALID_PARAM, f"batch size {batch_size} is more than the "
                                                 f"{VPC_MAX_ROIS} pictures a VPC batch takes")
     b = BatchPicDesc()
-    h = _new(s, b, ObjectKind.DVPP_BATCH_PIC_DESC, cid, f"dvpp batch pic desc ({batch_size})")
+    h = s.register(b, ObjectKind.DVPP_BATCH_PIC_DESC, cid, f"dvpp batch pic desc ({batch_size})")
     for i in range(batch_size):
         p = PicDesc()
-        _new(s, p, ObjectKind.DVPP_PIC_DESC, cid, f"dvpp pic desc {i} of batch {h:#x}")
+        s.register(p, ObjectKind.DVPP_PIC_DESC, cid, f"dvpp pic desc {i} of batch {h:#x}")
         b.pics.append(p)
     return h
 
 
 def batch_pic_desc(s: Session, handle: int) -> BatchPicDesc:
     """Resolve a batch-pic-desc handle (100000 for null, unknown or destroyed)."""
-    return _lookup(s, handle, BatchPicDesc, "dvpp batch pic desc")
+    return s.lookup(handle, BatchPicDesc, "dvpp batch pic desc")
 
 
 def batch_get_pic_desc(s: Session, handle: int, index: int) -> int:
@@ -833,38 +821,38 @@ def destroy_batch_pic_desc(s: Session, cid: int, handle: int) -> None:
     b = batch_pic_desc(s, handle)
     for p in b.pics:
         if p.alive:
-            _destroy(s, p, cid)
-    _destroy(s, b, cid)
+            s.retire(p, cid)
+    s.retire(b, cid)
 
 
 def create_stream_desc(s: Session, cid: int) -> int:
     """acldvppCreateStreamDesc: every field 0."""
-    return _new(s, StreamDesc(), ObjectKind.DVPP_STREAM_DESC, cid, "dvpp stream desc")
+    return s.register(StreamDesc(), ObjectKind.DVPP_STREAM_DESC, cid, "dvpp stream desc")
 
 
 def stream_desc(s: Session, handle: int) -> StreamDesc:
     """Resolve a stream-desc handle (100000 for null, unknown or destroyed)."""
-    return _lookup(s, handle, StreamDesc, "dvpp stream desc")
+    return s.lookup(handle, StreamDesc, "dvpp stream desc")
 
 
 def destroy_stream_desc(s: Session, cid: int, handle: int) -> None:
     """acldvppDestroyStreamDesc: the data buffer is not freed."""
-    _destroy(s, stream_desc(s, handle), cid)
+    s.retire(stream_desc(s, handle), cid)
 
 
 def create_jpege_config(s: Session, cid: int) -> int:
     """acldvppCreateJpegeConfig: level 100."""
-    return _new(s, JpegeConfig(), ObjectKind.DVPP_JPEGE_CONFIG, cid, "dvpp jpege config")
+    return s.register(JpegeConfig(), ObjectKind.DVPP_JPEGE_CONFIG, cid, "dvpp jpege config")
 
 
 def jpege_config(s: Session, handle: int) -> JpegeConfig:
     """Resolve a JPEGE-config handle (100000 for null, unknown or destroyed)."""
-    return _lookup(s, handle, JpegeConfig, "dvpp jpege config")
+    return s.lookup(handle, JpegeConfig, "dvpp jpege config")
 
 
 def destroy_jpege_config(s: Session, cid: int, handle: int) -> None:
     """acldvppDestroyJpegeConfig."""
-    _destroy(s, jpege_config(s, handle), cid)
+    s.retire(jpege_config(s, handle), cid)
 
 
 def set_jpege_level(s: Session, handle: int, level: int) -> None:
@@ -976,7 +964,7 @@ def vpc_crop_async(s: Session, th: HostThread, cid: int, api: str, chan: int,
     DVPP task that crops each job's area, resizes it to the paste area (or the whole output)
     and writes it into the output. With a paste area the rest of the output keeps its bytes."""
     _live_channel(s, chan)
-    st = s.stream(th, stream)
+    st = streams.lookup(s, th, stream)
     mode = INTERP_DEFAULT if cfg_handle is None else resize_config(s, cfg_handle).interpolation
     srcs: dict[int, tuple[PicDesc, Layout]] = {}
     dsts: dict[int, tuple[PicDesc, Layout]] = {}
@@ -1141,12 +1129,12 @@ def jpeg_encode_async(s: Session, th: HostThread, cid: int, chan: int, in_handle
     _live_channel(s, chan)
     d = pic_desc(s, in_handle)
     cfg = jpege_config(s, cfg_handle)
-    st = s.stream(th, stream)
+    st = streams.lookup(s, th, stream)
     lay = _jpege_layout(d, api)
     if size_ptr == 0:
         raise AclError(ACL_ERROR_INVALID_PARAM, f"{api}: the size pointer is null")
     try:
-        _, view = s.host_view(size_ptr, 4, f"{api} size pointer")
+        _, view = buffers.host_view(s, size_ptr, 4, f"{api} size pointer")
     except AclError as e:
         raise AclError(ACL_ERROR_INVALID_PARAM, e.message) from None
     cap = int.from_bytes(bytes(view), "little")

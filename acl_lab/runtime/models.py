@@ -34,7 +34,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..constants import ErrorCode, MemcpyKind
-from .compute import _lookup, _new_object, _resolve_start
+from . import buffers, devices, streams, waits
+from .compute import _resolve_start
 from .costs import ExecutionCost, execution_cost
 from .errors import AclError
 from .kinds import Engine, ObjectKind, TaskKind
@@ -115,7 +116,7 @@ class Dataset:
 
 def _load(s: Session, th: HostThread, cid: int, om: OmModel, path: str,
           with_mem: bool = False) -> int:
-    ctx = s.require_ctx(th)
+    ctx = devices.require_ctx(s, th)
     mid = s.next_model_id
     s.next_model_id += 1
     lm = LoadedModel(mid, om, ctx, path)
@@ -167,7 +168,7 @@ def load_from_file(s: Session, th: HostThread, cid: int, path: str) -> int:
 def load_from_mem(s: Session, th: HostThread, cid: int, ptr: int, size: int) -> int:
     """aclmdlLoadFromMem: the model bytes in host memory (EP mode)."""
     from .model import ModelFileError, load_om_bytes
-    _, view = s.host_view(ptr, size, "acl.mdl.load_from_mem")
+    _, view = buffers.host_view(s, ptr, size, "acl.mdl.load_from_mem")
     try:
         om = load_om_bytes(view.tobytes())
     except ModelFileError as e:
@@ -220,7 +221,7 @@ def unload(s: Session, th: HostThread, cid: int, mid: int) -> None:
     lm = model(s, mid)
     _check_ctx(s, th, lm, "unload")
     if lm.last_stream is not None and lm.last_stream.alive:
-        s._wait_streams(th, cid, [lm.last_stream], f"model {mid}'s last execution", -1)
+        waits.wait_streams(s, th, cid, [lm.last_stream], f"model {mid}'s last execution", -1)
     for r in lm.regions:
         if r.live:
             s.memory.free(r)
@@ -229,7 +230,7 @@ def unload(s: Session, th: HostThread, cid: int, mid: int) -> None:
 
 
 def _check_ctx(s: Session, th: HostThread, lm: LoadedModel, what: str) -> None:
-    ctx = s.require_ctx(th)
+    ctx = devices.require_ctx(s, th)
     if ctx is not lm.ctx:
         raise AclError(ErrorCode.ACL_ERROR_RT_MODEL_CONTEXT,
                        f"model {lm.mid} was loaded in {lm.ctx.label()}, but {what} "
@@ -242,12 +243,12 @@ def _check_ctx(s: Session, th: HostThread, lm: LoadedModel, what: str) -> None:
 
 def create_desc(s: Session, cid: int) -> int:
     """aclmdlCreateDesc."""
-    return _new_object(s, ModelDesc(), ObjectKind.MODEL_DESC, cid, "model desc")
+    return s.register(ModelDesc(), ObjectKind.MODEL_DESC, cid, "model desc")
 
 
 def desc(s: Session, handle: int, filled: bool = True) -> ModelDesc:
     """A model desc (100000 for null/unknown; for queries it must have been filled)."""
-    d: ModelDesc = _lookup(s, handle, ModelDesc, "model desc")
+    d: ModelDesc = s.lookup(handle, ModelDesc, "model desc")
     if filled and d.model is None:
         raise AclError(ErrorCode.ACL_ERROR_INVALID_PARAM,
                        "this model desc is empty: call acl.mdl.get_desc first")
@@ -263,8 +264,7 @@ def get_desc(s: Session, handle: int, mid: int) -> None:
 def destroy_desc(s: Session, cid: int, handle: int) -> None:
     """aclmdlDestroyDesc."""
     d = desc(s, handle, filled=False)
-    d.alive = False
-    s.hooks.on_destroy(d.oid, cid, 0)
+    s.retire(d, cid)
 
 
 def _io_descs(s: Session, handle: int, output: bool) -> tuple[LoadedModel, list[Any]]:
@@ -404,20 +404,19 @@ def input_dynamic_dims(s: Session, handle: int, index: int,
 
 def create_dataset(s: Session, cid: int) -> int:
     """aclmdlCreateDataset."""
-    return _new_object(s, Dataset(), ObjectKind.DATASET, cid, "dataset")
+    return s.register(Dataset(), ObjectKind.DATASET, cid, "dataset")
 
 
 def dataset(s: Session, handle: int) -> Dataset:
     """A dataset by handle (100000 for null or unknown)."""
-    ds: Dataset = _lookup(s, handle, Dataset, "dataset")
+    ds: Dataset = s.lookup(handle, Dataset, "dataset")
     return ds
 
 
 def destroy_dataset(s: Session, cid: int, handle: int) -> None:
     """aclmdlDestroyDataset: the data buffers and their memory are NOT released."""
     ds = dataset(s, handle)
-    ds.alive = False
-    s.hooks.on_destroy(ds.oid, cid, 0)
+    s.retire(ds, cid)
 
 
 def set_dynamic_batch(s: Session, th: HostThread, cid: int, mid: int, handle: int,
@@ -480,7 +479,7 @@ def set_gear(s: Session, th: HostThread, cid: int, mid: int, handle: int, index:
                        f"the dataset has no buffer at index {index} (it has "
                        f"{len(ds.buffers)}): pass the index of the "
                        f"{SHAPE_DATA_NAME} input, from acl.mdl.get_input_index_by_name")
-    b = s.data_buffer(ds.buffers[index])
+    b = buffers.lookup(s, ds.buffers[index])
     if b.addr == 0:
         raise AclError(ErrorCode.ACL_ERROR_INVALID_PARAM,
                        f"the data buffer at index {index} has a null address")
@@ -517,7 +516,7 @@ def write_input_params(s: Session, th: HostThread, cid: int, addr: int, payload:
     model, dynamic AIPP's parameter set) into the model input buffer at ``addr`` the way GE
     does: one synchronous, pinned host-to-device copy, traced as a write of those bytes."""
     r = _io_region(s, addr, what)
-    s.require_ctx(th)
+    devices.require_ctx(s, th)
     eng, dur = s._copy_cost(MemcpyKind.HOST_TO_DEVICE, len(payload), True)
     t = Task(TaskKind.H2D, None, cid, th.clock, eng, dur)
     t.label = label
@@ -599,7 +598,7 @@ def execute(s: Session, th: HostThread, cid: int, mid: int, in_ds: int, out_ds: 
         raise AclError(ErrorCode.ACL_ERROR_INVALID_PARAM, "input or output dataset is null")
     lm = model(s, mid, MODEL_ID_CODE)
     _check_ctx(s, th, lm, "execute")
-    st = s.stream(th, stream) if stream is not None else None
+    st = streams.lookup(s, th, stream) if stream is not None else None
     ins, outs = dataset(s, in_ds), dataset(s, out_ds)
     om = lm.om
     dynamic = om.is_dynamic
@@ -637,7 +636,7 @@ def execute(s: Session, th: HostThread, cid: int, mid: int, in_ds: int, out_ds: 
         all_specs.append(shape_spec)
         limits.append(shape_spec.nbytes)
     for i, spec in enumerate(all_specs):
-        b = s.data_buffer(ins.buffers[i])
+        b = buffers.lookup(s, ins.buffers[i])
         need = spec.nbytes
         if b.size == 0:
             raise AclError(ErrorCode.ACL_ERROR_INVALID_PARAM, f"input {i} has an empty data buffer")
@@ -658,7 +657,7 @@ def execute(s: Session, th: HostThread, cid: int, mid: int, in_ds: int, out_ds: 
         read = min(need, b.size, ins.aipp_reads.get(i, need))
         s._add_access(t, r, b.addr - r.addr, read, False)
     for i, spec in enumerate(out_specs):
-        b = s.data_buffer(outs.buffers[i])
+        b = buffers.lookup(s, outs.buffers[i])
         need = spec.nbytes
         if b.addr == 0 and b.size == 0 and st is None:
             ctx = lm.ctx
@@ -682,7 +681,7 @@ def execute(s: Session, th: HostThread, cid: int, mid: int, in_ds: int, out_ds: 
     t.kernel = _model_fn(om, in_specs, out_specs, gear, lm.memo)
     if st is not None:
         prev = lm.last_stream
-        if prev is not None and prev is not st and prev.alive and not s.stream_done_at(
+        if prev is not None and prev is not st and prev.alive and not streams.done_at(
                 prev, th.clock) and lm.last_end > th.clock:
             s.diag(cid, "model_concurrent_use",
                    f"model {mid} is executed on {st.label()} while its execution on "

@@ -146,16 +146,13 @@ def create_config(s: Session, devices: list[int], metrics: int, events: int,
     if len(set(devices)) != len(devices):
         raise AclError(ACL_ERROR_INVALID_PARAM, f"the device list {devices} repeats a device")
     cfg = ProfConfig(tuple(devices), metrics, events, data_types)
-    cfg.handle = s._handle(cfg)
-    return cfg.handle
+    return s.register(cfg)  # a handle only: configs are not objects of the trace
 
 
 def config(s: Session, handle: int) -> ProfConfig:
     """A live profiling config by handle (100000 for null, unknown or destroyed)."""
-    obj = s.handles.get(handle) if handle else None
-    if not isinstance(obj, ProfConfig) or not obj.alive:
-        raise AclError(ACL_ERROR_INVALID_PARAM, f"{handle:#x} is not a live profiling config")
-    return obj
+    cfg: ProfConfig = s.lookup(handle, ProfConfig, "profiling config")
+    return cfg
 
 
 def destroy_config(s: Session, handle: int) -> None:
@@ -222,16 +219,13 @@ def create_subscribe_config(s: Session, time_info: int, metrics: int, fd: int) -
         raise AclError(ACL_ERROR_INVALID_PARAM,
                        f"time_info_switch must be 0 or 1, not {time_info}")
     cfg = SubscribeConfig(time_info, metrics, fd)
-    cfg.handle = s._handle(cfg)
-    return cfg.handle
+    return s.register(cfg)  # a handle only: configs are not objects of the trace
 
 
 def subscribe_config(s: Session, handle: int) -> SubscribeConfig:
     """A live subscribe config by handle (100000 for null, unknown or destroyed)."""
-    obj = s.handles.get(handle) if handle else None
-    if not isinstance(obj, SubscribeConfig) or not obj.alive:
-        raise AclError(ACL_ERROR_INVALID_PARAM, f"{handle:#x} is not a live subscribe config")
-    return obj
+    cfg: SubscribeConfig = s.lookup(handle, SubscribeConfig, "subscribe config")
+    return cfg
 
 
 def destroy_subscribe_config(s: Session, handle: int) -> None:

@@ -28,7 +28,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..constants import ErrorCode
-from .compute import _lookup, queue_device_task
+from . import alloc, devices, streams, threads, waits
+from .compute import queue_device_task
 from .costs import callback_ns, dvpp_ns
 from .dvpp import (
     ACL_ERROR_INVALID_PARAM,
@@ -39,7 +40,6 @@ from .dvpp import (
     StreamDesc,
     _align,
     _dvpp_buffer,
-    _new,
     blank_sp420,
     pic_desc,
     planes,
@@ -167,18 +167,18 @@ class CodecChannel:
 
 def vdec_desc(s: Session, handle: int) -> VdecChannelDesc:
     """Resolve a VDEC channel-desc handle (100000 for null, unknown or destroyed)."""
-    return _lookup(s, handle, VdecChannelDesc, "vdec channel desc")
+    return s.lookup(handle, VdecChannelDesc, "vdec channel desc")
 
 
 def venc_desc(s: Session, handle: int) -> VencChannelDesc:
     """Resolve a VENC channel-desc handle (100000 for null, unknown or destroyed)."""
-    return _lookup(s, handle, VencChannelDesc, "venc channel desc")
+    return s.lookup(handle, VencChannelDesc, "venc channel desc")
 
 
 def frame_config(s: Session, handle: int, venc: bool) -> FrameConfig:
     """Resolve a frame-config handle of the right family."""
     what = "venc frame config" if venc else "vdec frame config"
-    cfg: FrameConfig = _lookup(s, handle, FrameConfig, what)
+    cfg: FrameConfig = s.lookup(handle, FrameConfig, what)
     if cfg.venc != venc:
         raise AclError(ACL_ERROR_INVALID_PARAM, f"{handle:#x} is not a {what}")
     return cfg
@@ -187,8 +187,8 @@ def frame_config(s: Session, handle: int, venc: bool) -> FrameConfig:
 def create_desc(s: Session, cid: int, venc: bool) -> int:
     """aclvdecCreateChannelDesc / aclvencCreateChannelDesc."""
     if venc:
-        return _new(s, VencChannelDesc(), ObjectKind.VENC_CHANNEL_DESC, cid, "venc channel desc")
-    return _new(s, VdecChannelDesc(), ObjectKind.VDEC_CHANNEL_DESC, cid, "vdec channel desc")
+        return s.register(VencChannelDesc(), ObjectKind.VENC_CHANNEL_DESC, cid, "venc channel desc")
+    return s.register(VdecChannelDesc(), ObjectKind.VDEC_CHANNEL_DESC, cid, "vdec channel desc")
 
 
 def destroy_desc(s: Session, cid: int, handle: int, venc: bool) -> None:
@@ -200,23 +200,21 @@ def destroy_desc(s: Session, cid: int, handle: int, venc: bool) -> None:
                        f"{fam} channel desc {handle:#x} still has a channel: call "
                        f"acl.media.{fam}_destroy_channel(desc) first")
     if venc and d.ring:
-        s.free(s.thread(), cid, d.ring, "dvpp")
+        alloc.free(s, s.thread(), cid, d.ring, "dvpp")
         d.ring = 0
-    d.alive = False
-    s.hooks.on_destroy(d.oid, cid, 0)
+    s.retire(d, cid)
 
 
 def create_frame_config(s: Session, cid: int, venc: bool) -> int:
     """aclvdecCreateFrameConfig / aclvencCreateFrameConfig."""
     kind = ObjectKind.VENC_FRAME_CONFIG if venc else ObjectKind.VDEC_FRAME_CONFIG
-    return _new(s, FrameConfig(venc), kind, cid, ("venc" if venc else "vdec") + " frame config")
+    return s.register(FrameConfig(venc), kind, cid, ("venc" if venc else "vdec") + " frame config")
 
 
 def destroy_frame_config(s: Session, cid: int, handle: int, venc: bool) -> None:
     """aclvdecDestroyFrameConfig / aclvencDestroyFrameConfig."""
     cfg = frame_config(s, handle, venc)
-    cfg.alive = False
-    s.hooks.on_destroy(cfg.oid, cid, 0)
+    s.retire(cfg, cid)
 
 
 def set_callback(s: Session, handle: int, fn: Any, venc: bool) -> None:
@@ -254,15 +252,15 @@ def _open_channel(s: Session, th: HostThread, cid: int, d: Any, kind: str,
                        f"{fam} channel desc {d.handle:#x} has no thread id: call "
                        f"acl.media.{fam}_set_channel_desc_thread_id with the thread that "
                        "loops on acl.rt.process_report")
-    ctx = s.require_ctx(th)
-    target = s._thread_by_tid(d.thread_id)
-    st = s._make_stream(ctx, False, 0, cid)
+    ctx = devices.require_ctx(s, th)
+    target = threads.thread_by_tid(s, d.thread_id)
+    st = streams.make(s, ctx, False, 0, cid)
     # aclvdecCreateChannel subscribes the thread to its stream (aclrtSubscribeReport).
     st.subscriber = target
     target.subscriptions.append(st)
     ch = CodecChannel(kind, ctx, st, target, codec)
-    _new(s, ch, ObjectKind.VDEC_CHANNEL if kind == "VDEC" else ObjectKind.VENC_CHANNEL, cid,
-         f"{fam} channel of desc {d.handle:#x}", ctx.device.index, ctx.oid)
+    s.register(ch, ObjectKind.VDEC_CHANNEL if kind == "VDEC" else ObjectKind.VENC_CHANNEL, cid,
+               f"{fam} channel of desc {d.handle:#x}", device=ctx.device.index, ctx=ctx.oid)
     d.channel = ch
     return ch
 
@@ -284,9 +282,8 @@ def _close_channel(s: Session, th: HostThread, cid: int, d: Any, fam: str) -> Co
         sub.subscriptions = [x for x in sub.subscriptions if x is not st]
         st.subscriber = None
     if st.alive:
-        s._destroy_stream_now(st, cid, 0)
-    ch.alive = False
-    s.hooks.on_destroy(ch.oid, cid, 0)
+        streams.destroy_now(s, st, cid, 0)
+    s.retire(ch, cid)
     d.channel = None
     return ch
 
@@ -296,14 +293,14 @@ def _wait_frames(s: Session, th: HostThread, cid: int, ch: CodecChannel, api: st
 
     The caller then continues after the last callback (virtual time too) and is ordered after
     every task of the channel, like a synchronize of its stream. A wait the report thread can
-    never end is a deadlock report (session._block), not a hang.
+    never end is a deadlock report (waits.block), not a hang.
     """
     def needs() -> list[tuple[Any, str]]:
         return [(ch.thread, f"{api} waits for {ch.outstanding} frame callback(s), which run "
                             f"in {ch.thread.label()}'s acl.rt.process_report")]
 
     start = th.clock
-    s._block(th, cid, lambda: ch.outstanding == 0, needs,
+    waits.block(s, th, cid, lambda: ch.outstanding == 0, needs,
              f"{ch.kind} channel {ch.handle:#x} to finish its frames", -1, 0)
     st = ch.stream
     th.clock = max(th.clock, ch.done_clock, st.tail_end)
@@ -550,9 +547,9 @@ def venc_create_channel(s: Session, th: HostThread, cid: int, handle: int) -> No
     size = d.buf_size or VENC_DEFAULT_BUF
     ch = _open_channel(s, th, cid, d, "VENC", enc)
     if d.ring:  # the buffer of an earlier channel of this desc
-        s.free(th, cid, d.ring, "dvpp")
+        alloc.free(s, th, cid, d.ring, "dvpp")
         d.ring = 0
-    ch.ring = s.malloc(th, cid, size, 2, "dvpp")
+    ch.ring = alloc.malloc(s, th, cid, size, 2, "dvpp")
     ch.ring_size = size
 
 
@@ -654,13 +651,12 @@ def venc_send_frame(s: Session, th: HostThread, cid: int, handle: int, in_handle
                              "VENC EOS" if eos else "VENC", allowed=(DEVICE, DVPP))
     ch.ring_next = offset + slot
     ch.frames += 1
-    out_handle = _new(s, out, ObjectKind.DVPP_STREAM_DESC, cid, f"venc output of channel "
-                                                         f"{ch.handle:#x}")
+    out_handle = s.register(out, ObjectKind.DVPP_STREAM_DESC, cid,
+                            f"venc output of channel {ch.handle:#x}")
 
     def release() -> None:  # the channel owns its output descs: gone after the callback
         if out.alive:
-            out.alive = False
-            s.hooks.on_destroy(out.oid, cid, 0)
+            s.retire(out, cid)
 
     cb = d.callback
     _queue_callback(s, th, cid, ch, cb, (in_handle, out_handle), user_data, work, out, release)

@@ -51,6 +51,7 @@ import numpy as np
 
 from ..acl import _boundary
 from ..runtime import memory as _memory
+from ..runtime import threads
 from ..runtime.errors import AclError, DeadlockError
 from ..runtime.session import Session, set_current_session
 from . import codec, hostmem
@@ -287,7 +288,7 @@ class Server:
                 else None
             s = self.session
             if other is not None and s is not None:
-                s.note_join(other)
+                threads.note_join(s, other)
             self._reply(key, None, None)
             return
         self._call(key, msg)

@@ -11,6 +11,7 @@ import weakref
 from types import ModuleType
 
 from acl_lab.constants import ACL_MEMCPY_HOST_TO_DEVICE
+from acl_lab.runtime import events
 from acl_lab.runtime.hooks import TaskLog
 from acl_lab.runtime.objects import Task
 from acl_lab.runtime.session import Session
@@ -70,7 +71,7 @@ def test_an_event_recorded_in_a_loop_keeps_a_bounded_history(ready: ModuleType,
         assert acl.rt.record_event(ev, s1) == 0
         assert acl.rt.stream_wait_event(s2, ev) == 0
     assert acl.rt.synchronize_stream(s2) == 0
-    e = session.event(ev)
+    e = events.lookup(session, ev)
     assert len(e.records) <= 64 and not e.waiting
     trace = session.trace()
     edges = trace.edges
