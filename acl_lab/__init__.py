@@ -18,13 +18,22 @@ from .constants import explain
 from .hostwork import host_work
 from .runtime.errors import AclError, DeadlockError
 from .runtime.profiles import PROFILES, get_profile
-from .runtime.session import Session, current_session, set_current_session
+from .runtime.session import Session, current_session, set_current_session, set_recorder_factory
 
 if TYPE_CHECKING:  # loaded on first use (``__getattr__``): the tracer is not needed to run
     from .tracer.checks import Finding
     from .tracer.trace import Trace
 
 __version__ = "0.1.0"
+
+
+def _recorder(session: Session, limit_bytes: int) -> Any:
+    """The trace recorder of a traced Session (imported on the first one, not at import)."""
+    from .tracer.recorder import Recorder
+    return Recorder(session, limit_bytes)
+
+
+set_recorder_factory(_recorder)
 
 
 def install(session: Session | None = None) -> ModuleType:

@@ -21,6 +21,7 @@ ROOT = Path(__file__).resolve().parents[1]
 EXPECTED = {
     "api_overhead": {
         "memcpy_async_traced", "memcpy_async_untraced", "malloc_free_pair_traced",
+        "memcpy_async_python_calls", "record_event_traced", "record_event_untraced",
         "malloc_free_pair_untraced", "baseline_plain_dict_lookups",
         "memcpy_async_traced_vs_baseline", "memcpy_async_untraced_vs_baseline",
         "memcpy_async_traced_vs_untraced", "malloc_free_traced_per_call_vs_baseline",

@@ -37,6 +37,8 @@ from functools import wraps
 from types import CodeType, FunctionType
 from typing import Any, TypeVar
 
+from ..constants import ErrorCode
+from ..runtime import scheduler
 from ..runtime.errors import AclError
 from ..runtime.session import current_session
 from ._binding import BY_NAME
@@ -193,9 +195,9 @@ def _fast_check(fmt: str) -> str:
 #: ACL_ERROR_REPEAT_FINALIZE: aclFinalize after finalize (``aclFinalizeImpl`` checks
 #: ``aclFinalizeFlag``; ``aclFinalizeReferenceImpl`` a count below 1: hicann/runtime
 #: src/acl/aclrt_impl/acl.cpp).
-_REPEAT_FINALIZE = 100037
+_REPEAT_FINALIZE = int(ErrorCode.ACL_ERROR_REPEAT_FINALIZE)
 #: ACL_ERROR_UNINITIALIZE ("aclInit was not called", docs/zh/api_ref/25-01_aclError.md).
-_UNINITIALIZE = 100001
+_UNINITIALIZE = int(ErrorCode.ACL_ERROR_UNINITIALIZE)
 
 
 def _after_exit_code(name: str) -> int:
@@ -261,15 +263,22 @@ class InProcess(Transport):
 
     def bind(self, spec: ApiSpec) -> Callable[[tuple[Any, ...], str, int], Any]:
         """The in-process call of ``spec`` (see the class docstring)."""
+        # ``Session.api_enter`` and ``api_exit``, written out: this is every call's path.
+        cost = "launch_call_ns" if spec.launch else "api_call_ns"
         src = f"""def call(args, file, line):
     s = _current()
     if s is None:  # interpreter shutdown, no session: ACL is gone (see AFTER_EXIT)
         value, ret = DEFAULT, AFTER_EXIT
         return {spec.shape}
     with s.lock:
-        th, cid, _ = s.api_enter(NAME, s.profile.{"launch_call_ns" if spec.launch
-                                                   else "api_call_ns"},
-                                 args, PTRS, file, line)
+        th = getattr(s.tls, "th", None) or s.thread()
+        cid = s.call_count
+        s.call_count = cid + 1
+        start = th.clock
+        th.clock = start + s.profile.{cost}
+        ctx = th.ctx
+        s.hooks.on_call_begin(cid, NAME, th.idx, ctx.oid if ctx is not None else -1, file,
+                              line, start, args, PTRS)
         try:
             value = IMPL(s, th, cid, *args)
             ret = 0
@@ -279,12 +288,18 @@ class InProcess(Transport):
         except BaseException:
             s.api_exit(th, cid, -1)
             raise
-        s.api_exit(th, cid, ret)
+        eff = s.effects
+        if eff and eff[0][0] <= th.clock:
+            ADVANCE(s, th.clock)
+        s.hooks.on_call_end(cid, th.clock, ret)
+        if s.interrupt_pending:
+            s.deliver_interrupt()
     return {spec.shape}
 """
         env: dict[str, Any] = {"NAME": spec.name, "PTRS": spec.ptrs,
                                "_current": current_session, "AclError": AclError,
-                               "IMPL": spec.impl, "DEFAULT": spec.default,
+                               "IMPL": spec.impl, "ADVANCE": scheduler.advance,
+                               "DEFAULT": spec.default,
                                "AFTER_EXIT": _after_exit_code(spec.name)}
         fn: Callable[[tuple[Any, ...], str, int], Any] = _generate(
             src, "call", "call", f"<acl_api {spec.name} in-process>", env)

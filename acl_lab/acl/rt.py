@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..constants import ErrorCode
-from ..runtime import alloc, devices, events, streams, threads, waits
+from ..runtime import alloc, copies, devices, events, streams, threads, waits
 from ..runtime.errors import AclError
 from ..runtime.objects import LEGACY, NEW_MODE
 from ..runtime.session import Session
@@ -443,7 +443,7 @@ def memcpy(s: S, th: Any, cid: int, dst: int, dest_max: int, src: int, count: in
     A kind that disagrees with the pointers is corrected (as the newest runtime does) and
     noted in the trace.
     """
-    s.memcpy(th, cid, dst, dest_max, src, count, kind)
+    copies.memcpy(s, th, cid, dst, dest_max, src, count, kind)
 
 
 @acl_api("acl.rt.memcpy_async", "aclrtMemcpyAsync", "pkpkik", launch=True)
@@ -457,7 +457,7 @@ def memcpy_async(s: S, th: Any, cid: int, dst: int, dest_max: int, src: int, cou
     switches to the newest runtime's synchronous fallback. Misaligned pointers are
     accepted and flagged (the real runtime does not check either).
     """
-    s.memcpy_async(th, cid, dst, dest_max, src, count, kind, stream)
+    copies.memcpy_async(s, th, cid, dst, dest_max, src, count, kind, stream)
 
 
 @acl_api("acl.rt.memset", "aclrtMemset", "pkik")
@@ -466,7 +466,7 @@ def memset(s: S, th: Any, cid: int, ptr: int, max_count: int, value: int, count:
 
     Differs from real ACL: out-of-bounds ranges are refused (507053).
     """
-    s.memset(th, cid, ptr, max_count, value, count)
+    copies.memset(s, th, cid, ptr, max_count, value, count)
 
 
 @acl_api("acl.rt.memset_async", "aclrtMemsetAsync", "pkikk", launch=True)
@@ -476,7 +476,7 @@ def memset_async(s: S, th: Any, cid: int, ptr: int, max_count: int, value: int, 
 
     Differs from real ACL: as memset.
     """
-    s.memset_async(th, cid, ptr, max_count, value, count, stream)
+    copies.memset_async(s, th, cid, ptr, max_count, value, count, stream)
 
 
 @acl_api("acl.rt.get_mem_info", "aclrtGetMemInfo", "i", out=2, default=(0, 0))

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..constants import ErrorCode
-from . import buffers, streams
+from . import buffers, copies, scheduler, streams
 from .costs import op_cost
 from .errors import AclError
 from .kinds import Engine, ObjectKind, TaskKind
@@ -191,12 +191,12 @@ def _read_host_const(s: Session, desc: TensorDesc, buf: Any,
         return np.frombuffer(desc.const, dtype=spec.dtype)[:spec.size].reshape(spec.shape)
     if board and s.run_mode == "device" and buf is not None and buf.addr and \
             buf.size >= spec.nbytes:
-        r = s._resolve(buf.addr, spec.nbytes, "const input")
+        r = copies.resolve(s, buf.addr, spec.nbytes, "const input")
         off = buf.addr - r.addr
         return np.frombuffer(r.buf[off:off + spec.nbytes].tobytes(),
                              dtype=spec.dtype).reshape(spec.shape)
     if desc.placement == ACL_MEMTYPE_HOST and buf is not None:
-        r = s._resolve(buf.addr, spec.nbytes, "host input")
+        r = copies.resolve(s, buf.addr, spec.nbytes, "host input")
         if r.kind not in (HOST_PINNED, HOST_PAGEABLE):
             raise AclError(ErrorCode.ACL_ERROR_INVALID_PARAM,
                            "an input placed in host memory "
@@ -286,7 +286,7 @@ def _queue_kernel(s: Session, th: HostThread, cid: int, st: Any, op: OpDef,
             raise AclError(ErrorCode.ACL_ERROR_INVALID_PARAM,
                            f"{op.name} input {i} is in host memory: op inputs "
                            "must be device memory (acl.rt.malloc)")
-        s._add_access(t, r, b.addr - r.addr, spec.nbytes, False)
+        scheduler.add_access(t, r, b.addr - r.addr, spec.nbytes, False)
     for i, spec in enumerate(out_specs):
         b = outb[i]
         if b.addr == 0 or b.size < spec.nbytes:
@@ -298,13 +298,13 @@ def _queue_kernel(s: Session, th: HostThread, cid: int, st: Any, op: OpDef,
             raise AclError(ErrorCode.ACL_ERROR_INVALID_PARAM,
                            f"{op.name} output {i} is in host memory: op outputs "
                            "must be device memory")
-        s._add_access(t, r, b.addr - r.addr, spec.nbytes, True)
+        scheduler.add_access(t, r, b.addr - r.addr, spec.nbytes, True)
     flops, nbytes = op.cost(in_specs, out_specs, attrs)
     t.duration, t.units = op_cost(s.profile, flops, nbytes, in_specs, out_specs)
     t.nbytes = nbytes
     order = [i for i in range(len(ind)) if i not in consts]
     t.kernel = _kernel_fn(op, in_specs, out_specs, attrs, consts, order)
-    s._submit(t)
+    scheduler.submit(s, t)
 
 
 def _resolve_start(s: Session, addr: int, what: str) -> Any:
@@ -436,9 +436,9 @@ def queue_device_task(s: Session, th: HostThread, cid: int, st: Any, kind: TaskK
                 raise AclError(ErrorCode.ACL_ERROR_INVALID_PARAM,
                                f"{what} must be device memory, not {kinds[r.kind]} "
                                "memory")
-            s._add_access(t, r, addr - r.addr, nbytes, write)
+            scheduler.add_access(t, r, addr - r.addr, nbytes, write)
     t.kernel = fn
-    s._submit(t)
+    scheduler.submit(s, t)
     return t
 
 

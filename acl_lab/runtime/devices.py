@@ -209,8 +209,8 @@ def drop_pending(s: Session, ctx: Context, why: str) -> None:
             s.hooks.on_task_status(t)
         st.pending.clear()
         st.blocked_by = None
-        if st in s._blocked_streams:  # the scheduler's list of streams with a queue
-            s._blocked_streams.remove(st)
+        if st in s.blocked_streams:  # the scheduler's list of streams with a queue
+            s.blocked_streams.remove(st)
 
 
 def drain_context(s: Session, th: HostThread, cid: int, ctx: Context) -> None:

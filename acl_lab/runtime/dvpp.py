@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..constants import ErrorCode
-from . import buffers, devices, streams
+from . import buffers, copies, devices, streams
 from .compute import queue_device_task
 from .costs import dvpp_ns, vpc_ns
 from .errors import AccessError, AclError
@@ -500,7 +500,7 @@ def _dvpp_buffer(s: Session, cid: int, ptr: int, nbytes: int, what: str) -> None
     if ptr == 0:
         raise AclError(ACL_ERROR_INVALID_PARAM, f"{what} is a null pointer")
     try:
-        r = s._resolve(ptr, nbytes, what)
+        r = copies.resolve(s, ptr, nbytes, what)
     except AccessError as e:
         raise AclError(ACL_ERROR_INVALID_PARAM, e.message) from None
     if r.kind not in (DEVICE, DVPP):

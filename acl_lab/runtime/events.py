@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..constants import ErrorCode
-from . import devices, streams, waits
+from . import devices, scheduler, streams, waits
 from .errors import AclError
 from .kinds import Engine, ObjectKind, TaskKind
 from .objects import LEGACY, NEW_MODE, Event, HostThread, Task
@@ -66,7 +66,7 @@ def record(s: Session, th: HostThread, cid: int, ev: int, stream: int) -> None:
                     s.profile.event_task_ns)
     t.event = e
     e.records.append(t)
-    s._submit(t)  # gives t its id
+    scheduler.submit(s, t)  # gives t its id
     if len(e.records) % 64 == 0:
         e.forget_old()
 
@@ -87,7 +87,7 @@ def reset(s: Session, th: HostThread, cid: int, ev: int, stream: int) -> None:
                     s.profile.event_task_ns)
     t.event = e
     e.resets.append(t)
-    s._submit(t)
+    scheduler.submit(s, t)
 
 
 def stream_wait(s: Session, th: HostThread, cid: int, stream: int, ev: int) -> None:
@@ -112,7 +112,7 @@ def stream_wait(s: Session, th: HostThread, cid: int, stream: int, ev: int) -> N
     t.event = e
     t.record = rec
     e.waiting.append(t)
-    s._submit(t)
+    scheduler.submit(s, t)
 
 
 def complete_at(e: Event, t: int) -> bool:
@@ -151,7 +151,7 @@ def synchronize(s: Session, th: HostThread, cid: int, ev: int, timeout_ns: int) 
             raise AclError(ErrorCode.ACL_ERROR_RT_EVENT_SYNC_TIMEOUT,
                            f"{e.label()} did not complete within {timeout_ns / 1e6:g} ms")
         th.clock = rec.end + s.profile.sync_wake_ns
-    s.advance(th.clock)
+    scheduler.advance(s, th.clock)
     s.hooks.on_sync(cid, waits.SYNC_EVENT, e.oid, start, th.clock)
 
 

@@ -41,7 +41,8 @@ from .profiles import DeviceProfile, GiB, MiB
 
 # Short names for the region kinds and pools (``kinds.AllocKind``, ``kinds.Pool``): every
 # region, resolution and copy check compares against them, and a module constant costs a
-# tenth of an enum member's read. Typed ``int``: a region's kind and pool are plain ints.
+# tenth of an enum member's read.
+# Typed ``int``: a region's kind and pool are the trace's plain ints.
 DEVICE: int = AllocKind.DEVICE
 HOST_PINNED: int = AllocKind.HOST_PINNED
 DVPP: int = AllocKind.DVPP
@@ -150,6 +151,8 @@ class Region:
             return
         if not w or start > w[-1][1]:
             w.append([start, end])
+        elif w[-1][0] <= start and end <= w[-1][1]:
+            return  # already written (a buffer written again): nothing changes
         else:
             merged = [start, end]
             keep: list[list[int]] = []
@@ -177,19 +180,37 @@ class Region:
         return (end - start) - covered
 
 
-class _Index:
-    """Sorted start addresses -> regions, for O(log n) address resolution."""
+def first_unwritten(written: list[list[int]], start: int) -> int:
+    """The first offset at or after ``start`` outside the sorted, merged ``written``
+    ranges (a region's shadow): where a read of never-written bytes begins."""
+    for lo, hi in written:
+        if lo > start:
+            break
+        if hi > start:
+            start = hi
+    return start
 
-    __slots__ = ("regions", "starts")
+
+class _Index:
+    """Sorted start addresses -> regions, for O(log n) address resolution.
+
+    ``at`` maps a start address to the region ``find`` gives for it (the newest region that
+    starts there), so the usual pointer, the start of an allocation, resolves with one dict
+    lookup instead of a bisect.
+    """
+
+    __slots__ = ("at", "regions", "starts")
 
     def __init__(self) -> None:
         self.starts: list[int] = []
         self.regions: list[Region] = []
+        self.at: dict[int, Region] = {}
 
     def add(self, r: Region) -> None:
         i = bisect_right(self.starts, r.addr)
         self.starts.insert(i, r.addr)
         self.regions.insert(i, r)
+        self.at[r.addr] = r
 
     def remove(self, r: Region) -> None:
         i = bisect_right(self.starts, r.addr) - 1
@@ -197,18 +218,26 @@ class _Index:
             if self.regions[i] is r:
                 del self.starts[i]
                 del self.regions[i]
+                if self.at.get(r.addr) is r:
+                    # the newest other region that starts here, if any, is found now
+                    if i and self.starts[i - 1] == r.addr:
+                        self.at[r.addr] = self.regions[i - 1]
+                    else:
+                        del self.at[r.addr]
                 return
             i -= 1
         raise KeyError(r.addr)
 
     def find(self, addr: int) -> Region | None:
+        r = self.at.get(addr)
+        if r is not None:
+            return r if r.size else None
         i = bisect_right(self.starts, addr) - 1
         if i >= 0:
             r = self.regions[i]
             if addr < r.addr + r.size:
                 return r
         return None
-
 
 
 class _Extents:
@@ -745,9 +774,11 @@ class MemorySystem:
 
     def find(self, addr: int) -> Region | None:
         """The live region containing ``addr``, or None."""
-        if DEVICE_BASE <= addr < DEVICE_END:
-            return self.device_index.find(addr)
-        return self.host_index.find(addr)
+        idx = self.device_index if DEVICE_BASE <= addr < DEVICE_END else self.host_index
+        r = idx.at.get(addr)  # the start of an allocation: no bisect (see ``_Index``)
+        if r is not None:
+            return r if r.size else None
+        return idx.find(addr)
 
     def find_freed(self, addr: int) -> Region | None:
         """The most recently freed region that contained ``addr``, or None.
@@ -772,31 +803,31 @@ class MemorySystem:
         """The live region holding all of ``[addr, addr+nbytes)``.
 
         Raises:
-            AccessError: with ``reason`` "null", "unknown", "freed" or "out_of_bounds"
-                (``overrun`` tells by how many bytes the range passes the region's end).
+            AccessError: a null pointer, an address no allocation holds, one that was
+                freed, or a range that runs past its allocation's end.
         """
         if addr == 0:
             raise AccessError(ErrorCode.ACL_ERROR_INVALID_PARAM,
-                              f"{what} is a null pointer", "null")
+                              f"{what} is a null pointer")
         r = self.find(addr)
         if r is None:
             dead = self.find_freed(addr)
             if dead is not None:
                 raise AccessError(code, f"{what} {addr:#x} points into "
                                         f"{KIND_NAMES[dead.kind]} allocation #{dead.id}, "
-                                        "which was already freed", "freed", dead.id)
+                                        "which was already freed")
             if self.is_device_addr(addr):
                 raise AccessError(code, f"{what} {addr:#x} is not memory the emulator knows: "
                                         "use acl.rt.malloc / malloc_host or "
                                         "acl.util.bytes_to_ptr / numpy_to_ptr to get "
-                                        "pointers", "unknown")
+                                        "pointers")
             return self.raw_region(addr, nbytes, what, code)
         end = addr + nbytes
         if end > r.addr + r.size:
             over = end - (r.addr + r.size)
             raise AccessError(code, f"{what} range [{addr:#x}, +{nbytes}) runs {over} bytes "
                                     f"past the end of {KIND_NAMES[r.kind]} allocation #{r.id} "
-                                    f"({r.size} bytes)", "out_of_bounds", r.id, over)
+                                    f"({r.size} bytes)")
         return r
 
     def raw_region(self, addr: int, nbytes: int, what: str,
@@ -810,14 +841,14 @@ class MemorySystem:
         use resolves (and checks) the range again. ``read_only`` says whether it is writable.
 
         Raises:
-            AccessError: ``code`` with reason "freed" (a released pinned block whose bytes
-                are still owned) or "unmapped".
+            AccessError: ``code`` for a released pinned block whose bytes are still
+                owned, or a range that is not mapped.
         """
         start = RELEASED_PINNED.find(addr)
         if start is not None:
             raise AccessError(code, f"{what} {addr:#x} points into pinned host memory that "
                                     "was freed (acl.rt.free_host, or the end of the session "
-                                    "that allocated it)", "freed")
+                                    "that allocated it)")
         if nbytes == 0:  # the byte at addr must be readable; nothing is written
             no_write, why = "", host_range_problem(addr, 0, False)
         else:
@@ -827,7 +858,7 @@ class MemorySystem:
             why = host_range_problem(addr, nbytes, False) if no_write else ""
         if why:
             raise AccessError(code, f"{what}: {why}; real ACL accepts any valid host "
-                                    "address, but this one is not", "unmapped")
+                                    "address, but this one is not")
         return _raw_host(addr, nbytes, f"raw host memory whose "
                                        f"{no_write.partition('the ')[2]}" if no_write else "")
 
@@ -841,10 +872,10 @@ class MemorySystem:
         the kernel shows the whole range mapped readable (``host_range_problem``; a raw
         region over it, never writable),
         and otherwise refuses with the raw-address rule's code (``raw_region``: 107000).
-        Only reads: a write past a host buffer is never done (see ``Session._copy_checks``).
+        Only reads: a write past a host buffer is never done (see ``copies.copy_checks``).
 
         Raises:
-            AccessError: ``107000`` "unmapped" when part of the range is not mapped readable.
+            AccessError: ``107000`` when part of the range is not mapped readable.
         """
         over = addr + nbytes - r.end
         why = host_range_problem(addr, nbytes, False)
@@ -854,8 +885,7 @@ class MemorySystem:
                               f"past the end of {KIND_NAMES[r.kind]} allocation "
                               f"#{r.id} ({r.size} bytes), and the bytes that follow "
                               f"are not readable ({why}): on a card the copy fails "
-                              "in the driver or the process crashes", "unmapped",
-                              r.id, over)
+                              "in the driver or the process crashes")
         return _raw_host(addr, nbytes,
                          "raw host memory past the end of a host buffer (read only here)")
 
@@ -909,7 +939,8 @@ class MemorySystem:
             AccessError: 107000 "read_only" if the program may not write the region (the
                 last guard: callers refuse such writes before queueing them).
         """
-        cls._guard_write(r)
+        if r.read_only or r.obj is not None:  # only these can be refused (``may_write``)
+            cls._guard_write(r)
         n = len(data)
         r.buf.data[offset:offset + n] = data
         if r.written is not None:
@@ -929,11 +960,11 @@ class MemorySystem:
     @classmethod
     def _guard_write(cls, r: Region) -> None:
         # Raw pages were checked when the call resolved them, and again when a queued task
-        # started (Session._effect_start): no third read of the memory map here.
+        # started (scheduler.effect_start): no third read of the memory map here.
         why = cls.may_write(r)
         if why:
             raise AccessError(ErrorCode.ACL_ERROR_RT_PARAM_INVALID,
-                              f"refused to write into {why}", "read_only", r.id)
+                              f"refused to write into {why}")
 
     def live_regions(self) -> list[Region]:
         """Every live device, DVPP and pinned region (not pageable buffers)."""

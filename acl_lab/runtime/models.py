@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..constants import ErrorCode, MemcpyKind
-from . import buffers, devices, streams, waits
+from . import buffers, costs, devices, scheduler, streams, waits
 from .compute import _resolve_start
 from .costs import ExecutionCost, execution_cost
 from .errors import AclError
@@ -517,14 +517,14 @@ def write_input_params(s: Session, th: HostThread, cid: int, addr: int, payload:
     does: one synchronous, pinned host-to-device copy, traced as a write of those bytes."""
     r = _io_region(s, addr, what)
     devices.require_ctx(s, th)
-    eng, dur = s._copy_cost(MemcpyKind.HOST_TO_DEVICE, len(payload), True)
+    eng, dur = costs.copy_cost(s.profile, MemcpyKind.HOST_TO_DEVICE, len(payload), True)
     t = Task(TaskKind.H2D, None, cid, th.clock, eng, dur)
     t.label = label
     t.pinned = True
     t.nbytes = len(payload)
     t.payload = payload
-    s._add_access(t, r, addr - r.addr, len(payload), True)
-    s.run_sync_task(th, t)
+    scheduler.add_access(t, r, addr - r.addr, len(payload), True)
+    scheduler.run_sync(s, th, t)
 
 
 def _check_length(size: int, need: int, index: int) -> None:
@@ -655,7 +655,7 @@ def execute(s: Session, th: HostThread, cid: int, mid: int, in_ds: int, out_ds: 
                    f"{largest}{input_note(om, i)}")
         r = _io_region(s, b.addr, f"input {i}")
         read = min(need, b.size, ins.aipp_reads.get(i, need))
-        s._add_access(t, r, b.addr - r.addr, read, False)
+        scheduler.add_access(t, r, b.addr - r.addr, read, False)
     for i, spec in enumerate(out_specs):
         b = buffers.lookup(s, outs.buffers[i])
         need = spec.nbytes
@@ -670,7 +670,7 @@ def execute(s: Session, th: HostThread, cid: int, mid: int, in_ds: int, out_ds: 
             raise AclError(UNDERSIZED_INPUT_CODE, f"output {i} needs {need} bytes; its buffer "
                                                   f"holds {b.size}")
         r = _io_region(s, b.addr, f"output {i}")
-        s._add_access(t, r, b.addr - r.addr, need, True)
+        scheduler.add_access(t, r, b.addr - r.addr, need, True)
     key = gear or ()
     ec = lm.costs.get(key)
     if ec is None:
@@ -688,10 +688,10 @@ def execute(s: Session, th: HostThread, cid: int, mid: int, in_ds: int, out_ds: 
                    f"{prev.label()} may still run: the same model must not run on two "
                    "streams at once (GE doc); use one stream or load it twice", level=2)
         lm.last_stream = st
-        s._submit(t)
+        scheduler.submit(s, t)
         lm.last_end = t.end if t.placed else 1 << 62
     else:
-        s.run_sync_task(th, t)
+        scheduler.run_sync(s, th, t)
 
 
 def _io_region(s: Session, addr: int, what: str) -> Any:

@@ -9,6 +9,19 @@ task that becomes ready early can use a gap left before a task that was placed l
 from __future__ import annotations
 
 from bisect import bisect_right
+from heapq import heappop, heappush
+from operator import itemgetter
+from typing import TYPE_CHECKING
+
+from ..constants import ErrorCode
+from .errors import AclError
+from .kinds import Engine, TaskKind
+from .memory import KIND_NAMES, MemorySystem, first_unwritten
+
+if TYPE_CHECKING:
+    from .memory import Region
+    from .objects import Access, HostThread, Task
+    from .session import Session
 
 
 class Resource:
@@ -40,9 +53,20 @@ class Resource:
 
     def fit(self, ready: int, duration: int, units: int = 1) -> int:
         """Earliest start >= ``ready`` with ``units`` free for ``duration`` ns; books it."""
-        units = min(units, self.capacity)
         if self.capacity == 1:
+            if ready >= self.horizon and duration > 0:
+                # Nothing booked after ready (the usual case: the engine idles or the task
+                # follows the last one): start at once, merged with a block ending then.
+                busy = self.busy
+                end = ready + duration
+                if busy and busy[-1][1] == ready:
+                    busy[-1] = (busy[-1][0], end, 1)
+                else:
+                    busy.append((ready, end, 1))
+                self.horizon = end
+                return ready
             return self._fit_one(ready, duration)
+        units = min(units, self.capacity)
         if ready >= self.horizon:
             start = ready
         else:
@@ -64,7 +88,7 @@ class Resource:
         busy = self.busy
         need = max(duration, 1)
         start = ready
-        j = bisect_right(busy, ready, key=_end)  # the first block that ends after ready
+        j = bisect_right(busy, ready, key=_END_OF)  # the first block that ends after ready
         while j < len(busy):
             s, e, _ = busy[j]
             if s >= start + need:
@@ -92,5 +116,298 @@ class Resource:
             self.busy = [b for b in self.busy if b[1] > before]
 
 
-def _end(interval: tuple[int, int, int]) -> int:
-    return interval[1]
+#: An interval's end (a C-level key for bisect).
+_END_OF = itemgetter(1)
+
+
+# ================================================================== tasks in virtual time
+# Placement, effects and the device's advance. Functions of the session (its state: the
+# effect heap, blocked streams, task count, hooks), as every subsystem module of the runtime.
+# Written for the common task (a copy on a stream): one pass over its accesses per phase, the
+# rare checks behind a cheap test of the region's flags.
+
+#: Entries of ``Session.effects``: (time, phase, sequence, task); phase 0 (end: writes) sorts
+#: before phase 1 (start: reads) at equal times, so a task that starts when its predecessor
+#: ends sees the predecessor's output.
+_END, _START = 0, 1
+# The kinds every placement compares with, as plain ints: reading an enum member costs ten
+# times a module global, and these comparisons run for every task.
+_WAIT, _CALLBACK = int(TaskKind.EVENT_WAIT), int(TaskKind.CALLBACK)
+_RECORD, _RESET = int(TaskKind.EVENT_RECORD), int(TaskKind.EVENT_RESET)
+_MEMSET, _NO_ENGINE = int(TaskKind.MEMSET), int(Engine.NONE)
+
+
+def add_access(t: Task, r: Region, offset: int, length: int, write: bool) -> None:
+    """Add a region range that task ``t`` reads (``write`` False) or writes."""
+    from .objects import Access
+    t.accesses.append(Access(r, offset, length, write))
+
+
+def register(s: Session, t: Task) -> None:
+    """Give a task its id (= its row in the trace) and announce it (the ``on_task`` hook).
+
+    A task whose range already runs past its allocation fails at its start and moves
+    nothing: it takes 1 ns, not the cost of its count (which must not hold the engine or
+    push the clock out by years; a start before the end keeps the effect order).
+    """
+    for a in t.accesses:
+        if a.offset + a.length > a.region.size:
+            t.duration = min(t.duration, 1)
+            break
+    t.id = s.task_count
+    s.task_count += 1
+    s.hooks.on_task(t)
+
+
+def submit(s: Session, t: Task) -> None:
+    """Queue a task on its stream: placed now when nothing is in front of it."""
+    st = t.stream
+    assert st is not None
+    st.last_task = t
+    register(s, t)
+    if st.pending or st.blocked_by is not None or not place(s, t):
+        st.pending.append(t)
+        if st not in s.blocked_streams:
+            s.blocked_streams.append(st)
+    elif (t.kind == _RECORD or t.kind == _RESET) \
+            and s.blocked_streams:
+        pump(s)
+
+
+def pump(s: Session) -> None:
+    """Place every pending head that can be placed, until nothing changes."""
+    blocked = s.blocked_streams
+    changed = True
+    while changed:
+        changed = False
+        for st in list(blocked):
+            while st.pending and st.blocked_by is None:
+                if not place(s, st.pending[0]):
+                    break
+                st.pending.popleft()
+                changed = True
+            if st.idle and st in blocked:
+                blocked.remove(st)
+
+
+def place(s: Session, t: Task) -> bool:
+    """Give a task its start and end in virtual time if its dependencies allow."""
+    st = t.stream
+    assert st is not None
+    p = s.profile
+    ready = t.submit + p.launch_latency_ns
+    if st.tail_end > ready:
+        ready = st.tail_end
+    kind = t.kind
+    if kind == _WAIT:
+        done = wait_resolves_at(t, ready)
+        if done is None:
+            return False
+        t.start, t.end = ready, max(done, ready) + t.duration
+        assert t.record is not None and t.event is not None
+        t.event.waiting.remove(t)
+        s.hooks.on_edge(t.record.id, t.id)
+    elif kind == _CALLBACK:
+        t.start = ready
+        sub = st.subscriber
+        if t.block:
+            st.blocked_by = t
+            t.end = -1
+        else:
+            t.end = ready + p.callback_task_ns
+        if sub is not None:
+            sub.reports.append(t)
+        s.cond.notify_all()
+        if t.block:
+            s.hooks.on_task_placed(t)
+            s.progress += 1
+            return True
+    elif t.engine == _NO_ENGINE:
+        t.start, t.end = ready, ready + t.duration
+    else:
+        res = st.ctx.device.engines[t.engine]
+        if len(res.busy) > 64:
+            res.prune(min((x.clock for x in s.thread_list if x.alive), default=0))
+        t.start = start = res.fit(ready, t.duration, t.units)
+        t.end = start + t.duration
+    st.tail_end = t.end
+    if t.accesses:
+        seq = s.effect_seq
+        s.effect_seq = seq + 1
+        heappush(s.effects, (t.start, _START, seq, t))
+        heappush(s.effects, (t.end, _END, seq, t))
+    s.hooks.on_task_placed(t)
+    s.progress += 1
+    if kind in (_RECORD, _CALLBACK):
+        s.cond.notify_all()
+    return True
+
+
+def wait_resolves_at(t: Task, ready: int) -> int | None:
+    """When a wait task's event is set for it, or None while that is unknown."""
+    e = t.event
+    rec = t.record
+    assert e is not None and rec is not None
+    t.awaiting = None
+    while True:
+        if not rec.placed:
+            t.reason = f"waits for the record of {e.label()} on {rec.stream.label()}" \
+                if rec.stream is not None else "waits for a record"
+            t.awaiting = rec
+            return None
+        check = max(ready, rec.end)
+        killer = None
+        for r in e.resets:
+            if r.placed and r.id > rec.id and rec.end <= r.start <= check:
+                killer = r
+                break
+        if killer is None:
+            return check
+        later = [x for x in e.records if x.id > killer.id]
+        if not later:
+            rs = killer.stream.label() if killer.stream is not None else "?"
+            t.reason = (f"{e.label()} was reset (reset_event on {rs}) before this wait "
+                        "ran, and no later record_event is queued")
+            return None
+        rec = later[0]
+
+
+def effect_start(s: Session, t: Task) -> None:
+    """Read a task's inputs at its start; fail the task if any range is no longer valid."""
+    on_stream = t.stream is not None
+    for a in t.accesses:
+        r = a.region
+        if not r.live or a.offset + a.length > r.size:
+            fail_task(s, t, a)
+            return
+        # Raw host pages may have been unmapped since the call queued the task (a task on
+        # no stream runs within its call, right after the check); and no write may reach
+        # memory the program may not write (the calls refuse it; this is the last guard).
+        # Only raw memory and host objects can fail these (``MemorySystem.may_write``).
+        if r.raw or (a.write and (r.read_only or r.obj is not None)):
+            why = (MemorySystem.still_mapped(r, a.write) if on_stream else "") or (
+                MemorySystem.may_write(r) if a.write else "")
+            if why:
+                fail_task(s, t, a, why)
+                return
+    kernel = t.kernel is not None
+    if kernel:
+        t.inputs = []
+    for a in t.accesses:
+        if not a.write:
+            r = a.region
+            off = a.offset
+            if r.written is not None:
+                missing = r.unwritten(off, off + a.length)
+                if missing:
+                    s.hooks.on_uninit(t, r, missing, first_unwritten(r.written, off))
+            if kernel:
+                assert t.inputs is not None
+                t.inputs.append(r.buf[off:off + a.length].tobytes())
+            elif t.payload is None:
+                t.payload = r.buf[off:off + a.length].tobytes()
+
+
+def effect_end(s: Session, t: Task) -> None:
+    """Write a task's outputs at its end."""
+    if t.status:
+        return
+    kernel = t.kernel
+    outputs: list[bytes] = []
+    if kernel is not None:
+        try:
+            outputs = kernel(t.inputs or [])
+        except Exception as exc:  # a kernel bug must not take the program down
+            unit = "the DVPP engine" if t.engine == Engine.DVPP else "the AI core"
+            t.status = (ErrorCode.ACL_ERROR_RT_DRV_INTERNAL_ERROR if t.engine == Engine.DVPP
+                        else ErrorCode.ACL_ERROR_RT_AICORE_EXCEPTION)
+            t.reason = f"{t.label} failed on {unit}: {type(exc).__name__}: {exc}"
+            s.hooks.on_task_status(t)
+            if t.stream is not None and not t.stream.error:
+                t.stream.error = t.status
+            return
+        t.inputs = None
+    out_i = 0
+    for a in t.accesses:
+        if a.write:
+            r = a.region
+            if not r.live:
+                fail_task(s, t, a)
+                return
+            if kernel is not None:
+                data = outputs[out_i][:a.length]
+                out_i += 1
+                MemorySystem.write(r, a.offset, data)
+            elif t.kind == _MEMSET:
+                MemorySystem.fill(r, a.offset, t.fill, a.length)
+            elif t.payload is not None:
+                MemorySystem.write(r, a.offset, t.payload)
+                s.hooks.on_landed(t, r, a.offset, t.payload)
+    t.payload = None
+
+
+def fail_task(s: Session, t: Task, a: Access, why: str = "") -> None:
+    """Fail task ``t`` on its access ``a`` (507053): freed memory, a range past the end, or
+    ``why`` (host memory that can no longer be accessed)."""
+    r = a.region
+    if why:
+        why = f"{'destination' if a.write else 'source'} host memory: {why}"
+    elif not r.live:
+        why = (f"{KIND_NAMES[r.kind]} allocation #{r.id} was freed before the task ran "
+               "(free does not wait for queued tasks: synchronize first)")
+    else:
+        why = (f"range [{a.offset}, {a.offset + a.length}) runs "
+               f"{a.offset + a.length - r.size} bytes past the end of "
+               f"{KIND_NAMES[r.kind]} allocation #{r.id} ({r.size} bytes)")
+    t.status = ErrorCode.ACL_ERROR_RT_DEVICE_MEM_ERROR
+    t.reason = why
+    if t.stream is not None and not t.stream.error:
+        t.stream.error = ErrorCode.ACL_ERROR_RT_DEVICE_MEM_ERROR
+    s.hooks.on_task_status(t)
+    s.hooks.on_diag(t.call, 2, "task_failed",
+                    f"task {t.id} ({t.kind.name}) failed with 507053: {why}")
+
+
+def advance(s: Session, t: int) -> None:
+    """Apply every data effect due at or before virtual time ``t``."""
+    eff = s.effects
+    while eff and eff[0][0] <= t:
+        _, phase, _, task = heappop(eff)
+        if phase:
+            effect_start(s, task)
+        else:
+            effect_end(s, task)
+    if t > s.applied_ns:
+        s.applied_ns = t
+
+
+def run_sync(s: Session, th: HostThread, task: Task) -> None:
+    """Run a task on no stream (synchronous copy, memset or model execute) now: the host
+    waits for the engine.
+
+    Raises:
+        AclError: the task's status when it failed (507053 for a range past the end).
+    """
+    task.device = th.ctx.device.index if th.ctx is not None else 0
+    register(s, task)
+    ready = th.clock + s.profile.copy_setup_ns // 2
+    if task.engine == Engine.HOST:
+        task.start = ready
+    else:
+        dev = s.devices[task.device]
+        task.start = dev.engines[task.engine].fit(ready, task.duration, task.units)
+    task.end = task.start + task.duration
+    s.hooks.on_task_placed(task)
+    s.progress += 1
+    advance(s, task.start)
+    for a in task.accesses:
+        if a.offset + a.length > a.region.size:
+            fail_task(s, task, a)
+            th.clock = task.end
+            raise AclError(ErrorCode.ACL_ERROR_RT_DEVICE_MEM_ERROR, task.reason)
+    effect_start(s, task)
+    advance(s, task.end)
+    effect_end(s, task)
+    th.clock = task.end
+    if task.status:
+        raise AclError(task.status, task.reason)

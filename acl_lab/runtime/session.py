@@ -24,77 +24,44 @@ thread that could help is still running, or after ``watchdog`` seconds without p
 
 from __future__ import annotations
 
-import heapq
 import os
 import sys
 import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from ..constants import ErrorCode, MemcpyKind
-from . import devices, streams, threads, waits
+from ..constants import ErrorCode
+from . import devices, scheduler, threads
 from .errors import AccessError, AclError, DeadlockError
 from .hooks import Hooks
-from .kinds import Ending, Engine, TaskKind
-from .memory import (
-    DEVICE,
-    DVPP,
-    HOST_PAGEABLE,
-    HOST_PINNED,
-    KIND_NAMES,
-    MemorySystem,
-    Region,
-)
-from .objects import (
-    Access,
-    Device,
-    HostThread,
-    Stream,
-    Task,
-)
+from .kinds import Ending
+from .memory import HOST_PINNED, MemorySystem
+from .objects import Device, HostThread, Stream, Task
 from .profiles import DeviceProfile, get_profile
 
 HANDLE_BASE = 0xA0_0000_0000
 HANDLE_STEP = 0x40
-
-#: memcpy kinds (``constants.MemcpyKind``, aclrtMemcpyKind), short for the copy path; typed
-#: ``int``: the program passes a plain int
-H2H: int = MemcpyKind.HOST_TO_HOST
-H2D: int = MemcpyKind.HOST_TO_DEVICE
-D2H: int = MemcpyKind.DEVICE_TO_HOST
-D2D: int = MemcpyKind.DEVICE_TO_DEVICE
-#: aclrtMemcpyKind -> the task kind of the copy
-COPY_TASK: dict[int, TaskKind] = {H2H: TaskKind.H2H, H2D: TaskKind.H2D, D2H: TaskKind.D2H,
-                                  D2D: TaskKind.D2D}
-
-#: Kinds ``MemcpyKindReviseMap`` (hicann/runtime api_error.cc) allows for a pair with an
-#: unregistered (pageable) side, keyed by (src pageable, dst pageable, src device, dst device).
-_ALLOWED_KINDS: dict[tuple[bool, bool, bool, bool], tuple[int, ...]] = {
-    (True, False, False, True): (H2D, D2D),          # unregistered -> device
-    (False, True, True, False): (D2H, D2D),          # device -> unregistered
-    (False, True, False, False): (H2H, H2D),         # host -> unregistered
-    (True, False, False, False): (H2H, D2H),         # unregistered -> host
-    (True, True, False, False): (H2H, H2D, D2H, D2D),  # unregistered -> unregistered
-}
 
 #: Session run modes: EP (``ACL_HOST``, a card in a server) and RC (``ACL_DEVICE``, on-board).
 RUN_MODES = ("host", "device")
 
 _T = TypeVar("_T")
 
+#: Makes the trace recorder of a Session created with ``record=True``. The tracer is
+#: attached from outside: ``acl_lab/__init__`` wires its Recorder here, so the runtime imports
+#: nothing from the tracer (and any hook subscriber with the Recorder's signature could be).
+_recorder_factory: Callable[[Session, int], Any] | None = None
+
+
+def set_recorder_factory(factory: Callable[[Session, int], Any] | None) -> None:
+    """Wire what ``Session(record=True)`` records with: ``factory(session, limit_bytes)``
+    returns a hook subscriber (``acl_lab`` wires ``tracer.recorder.Recorder``)."""
+    global _recorder_factory
+    _recorder_factory = factory
+
+
 _current: Session | None = None
 _current_lock = threading.Lock()
-
-
-def first_unwritten(written: list[list[int]], start: int) -> int:
-    """The first offset at or after ``start`` outside the sorted, merged ``written``
-    ranges (a region's shadow): where a read of never-written bytes begins."""
-    for lo, hi in written:
-        if lo > start:
-            break
-        if hi > start:
-            start = hi
-    return start
 
 
 def current_session(create: bool = True) -> Session | None:
@@ -214,7 +181,7 @@ class Session:
         #: host threads by their ``threading.Thread`` object: an identity Python never reuses
         #: (thread idents are reused as soon as a thread has exited), see ``thread()``
         self.threads: dict[threading.Thread, HostThread] = {}
-        self._tls = threading.local()
+        self.tls = threading.local()
         self.thread_list: list[HostThread] = []
         self.handles: dict[int, Any] = {}
         self.objects: list[Any] = []
@@ -227,10 +194,10 @@ class Session:
         self.call_count = 0
         self.progress = 0
         self.applied_ns = 0
-        self._effects: list[tuple[int, int, int, Task]] = []
-        self._effect_seq = 0
+        self.effects: list[tuple[int, int, int, Task]] = []
+        self.effect_seq = 0
         self._next_handle = HANDLE_BASE
-        self._blocked_streams: list[Stream] = []
+        self.blocked_streams: list[Stream] = []
         self._background = {t for t in threading.enumerate()
                             if t is not threading.current_thread()}
         #: threads of acl.util.start_thread by the tid the API hands out (the ident); each
@@ -248,8 +215,10 @@ class Session:
         self.models: dict[int, Any] = {}
         self.next_model_id = 1
         if record:
-            from ..tracer.recorder import Recorder  # runtime -> tracer only at wiring time
-            self.recorder = Recorder(self, trace_limit_bytes)
+            if _recorder_factory is None:
+                raise RuntimeError("no trace recorder is wired (acl_lab's package import "
+                                   "wires one: set_recorder_factory)")
+            self.recorder = _recorder_factory(self, trace_limit_bytes)
             self.hooks.subscribe(self.recorder)
 
     # ================================================================== session plumbing
@@ -304,7 +273,7 @@ class Session:
 
     def thread(self) -> HostThread:
         """The calling thread's HostThread, registered on first use."""
-        th: HostThread | None = getattr(self._tls, "th", None)
+        th: HostThread | None = getattr(self.tls, "th", None)
         if th is not None:
             return th
         me = threading.current_thread()
@@ -315,7 +284,7 @@ class Session:
             if parent is not None:
                 clock = parent["clock"]
             th = self.register_thread(me, clock, parent is not None)
-        self._tls.th = th
+        self.tls.th = th
         return th
 
     def acl_parent(self, t: threading.Thread) -> dict[str, Any] | None:
@@ -394,7 +363,7 @@ class Session:
     def api_enter(self, name: str, cost: int, args: tuple[Any, ...], ptrs: int,
                   file: str, line: int) -> tuple[HostThread, int, int]:
         """Start an API call: register it and charge the host cost to the caller's clock."""
-        th = getattr(self._tls, "th", None) or self.thread()
+        th = getattr(self.tls, "th", None) or self.thread()
         cid = self.call_count
         self.call_count = cid + 1
         start = th.clock
@@ -406,8 +375,8 @@ class Session:
 
     def api_exit(self, th: HostThread, cid: int, ret: int) -> None:
         """Finish an API call: record its end and result, advance the device to the caller."""
-        if self._effects and self._effects[0][0] <= th.clock:
-            self.advance(th.clock)
+        if self.effects and self.effects[0][0] <= th.clock:
+            scheduler.advance(self, th.clock)
         self.hooks.on_call_end(cid, th.clock, ret)
         if self.interrupt_pending:
             self.deliver_interrupt()
@@ -427,534 +396,6 @@ class Session:
     def diag(self, cid: int, kind: str, message: str, level: int = 1) -> None:
         """Put a warning (level 1) or note (level 0) in the trace."""
         self.hooks.on_diag(cid, level, kind, message)
-
-    # ------------------------------------------------------------------ copies
-    def _resolve(self, ptr: int, nbytes: int, what: str) -> Region:
-        r = self.memory.find(ptr)
-        if r is not None and ptr + nbytes <= r.end:
-            return r
-        return self.memory.resolve(ptr, nbytes, what)
-
-    def _copy_regions(self, dst: int, src: int, count: int) -> tuple[Region, Region, int]:
-        """Resolve the start of both sides; returns (dst region, src region, inferred kind).
-
-        Raw host memory (no region holds it) is resolved for the whole ``count``: its pages
-        must be mapped (see ``MemorySystem.raw_region``)."""
-        rd = self.memory.find(dst)
-        if rd is None:
-            rd = self.memory.resolve(dst, count, "destination")
-        rs = self.memory.find(src)
-        if rs is None:
-            rs = self.memory.resolve(src, count, "source")
-        d_dev = rd.kind in (DEVICE, DVPP)
-        s_dev = rs.kind in (DEVICE, DVPP)
-        kind = (D2D if d_dev else D2H) if s_dev else (H2D if d_dev else H2H)
-        return rd, rs, kind
-
-    def _copy_checks(self, cid: int, dst: int, dest_max: int, src: int, count: int,
-                     kind: int, asynchronous: bool = False) -> tuple[Region, Region, int] | None:
-        if count == 0:
-            return None
-        if dst == 0 or src == 0:
-            raise AclError(100000, "memcpy got a null " + ("destination" if dst == 0
-                                                             else "source") + " pointer")
-        if count > dest_max:
-            raise AclError(107000, f"count ({count}) is larger than dest_max ({dest_max}): "
-                                   "the copy would overflow the destination")
-        if count < 0 or dest_max < 0:
-            raise AclError(100000, "sizes must not be negative")
-        if not 0 <= kind <= 7:
-            raise AclError(100000, f"memcpy kind {kind} is not an aclrtMemcpyKind value (0-7)")
-        if dst == src:
-            return None
-        rd, rs, inferred = self._copy_regions(dst, src, count)
-        if rs.kind == HOST_PAGEABLE and not rs.raw and src + count > rs.end:
-            rs = self._host_overread(cid, rs, src, count)
-        self._refuse_read_only(cid, rd, dst, "memcpy destination")
-        # MemcpyAsyncCheckLocation checks kinds only in RT_RUN_MODE_ONLINE (EP); on the
-        # board (RC) host and device memory are one and any kind moves the bytes.
-        if kind in (H2H, H2D, D2H, D2D) and kind != inferred and self.run_mode == "host":
-            self._check_kind(cid, kind, inferred, rs, rd, asynchronous)
-        return rd, rs, inferred
-
-    def _host_overread(self, cid: int, rs: Region, src: int, count: int) -> Region:
-        """A copy source that starts in a host buffer (``acl.util.bytes_to_ptr`` /
-        ``numpy_to_ptr``) and runs past its end: copied like real ACL, with a finding.
-
-        Real ACL does not know a host pointer's size (the copy is the driver's,
-        ``drvMemcpy``, closed source): it copies the bytes that follow the buffer, whatever
-        lies there, or crashes if they are unmapped. The emulator copies the same bytes when
-        they are mapped readable and refuses an unmapped range with the raw-address code
-        (107000, ``MemorySystem.raw_region``). Only sources: a host destination that runs
-        past its buffer stays refused (507053), since the emulator never writes memory the
-        program may not write. The ``host_overread`` diagnostic (error level) carries the
-        overrun for the ``out_of_bounds`` finding.
-        """
-        over = src + count - rs.end
-        where = f" (+{src - rs.addr})" if src != rs.addr else ""
-        head = (f"memcpy source{where}: range of {count} bytes runs {over} bytes past the end "
-                f"of {KIND_NAMES[rs.kind]} allocation #{rs.id} ({rs.size} bytes)")
-        try:
-            raw = self.memory.host_overread(rs, src, count, "memcpy source")
-        except AccessError:
-            self.diag(cid, "host_overread", f"{head}; the bytes that follow are not mapped: "
-                                            "refused with 107000", level=2)
-            raise
-        self.diag(cid, "host_overread", f"{head}; the {over} bytes that follow it were "
-                                        "copied, as real ACL copies them", level=2)
-        return raw
-
-    def _check_kind(self, cid: int, kind: int, inferred: int, rs: Region, rd: Region,
-                    asynchronous: bool) -> None:
-        """A copy kind that does not match its pointers: corrected, accepted or refused.
-
-        Real runtime (hicann/runtime ``src/runtime/api/impl/api_error.cc``): an asynchronous
-        copy goes through ``MemcpyAsyncCheckLocation`` -> ``MemcpyKindAutoCorrect``, whose
-        ``MemcpyKindReviseMap`` forces the kind of every registered combination (device or
-        page-locked host on both sides) with only an INFO log, and for a side that is
-        unregistered (pageable) host memory accepts only the kinds listed for that pair
-        (``allowedKinds``), returning ``RT_ERROR_INVALID_VALUE`` otherwise, which
-        ``errcode_manage.cc`` maps to 107000 (ACL_ERROR_RT_PARAM_INVALID). A synchronous
-        ``rtMemcpy`` (``MemCopySync``) does not call it: the driver's copy goes by the
-        addresses, so a wrong kind is silently corrected there. Either way nothing tells
-        the program, so the emulator leaves a ``memcpy_kind_mismatch`` diagnostic.
-        """
-        names = ("HOST_TO_HOST", "HOST_TO_DEVICE", "DEVICE_TO_HOST", "DEVICE_TO_DEVICE")
-        pair = f"{KIND_NAMES[rs.kind]} -> {KIND_NAMES[rd.kind]}"
-        allowed = _ALLOWED_KINDS.get((rs.kind == HOST_PAGEABLE, rd.kind == HOST_PAGEABLE,
-                                      rs.kind in (DEVICE, DVPP), rd.kind in (DEVICE, DVPP)))
-        if asynchronous and allowed is not None and kind not in allowed:
-            text = (f"kind ACL_MEMCPY_{names[kind]} does not match the pointers ({pair}) and "
-                    "the runtime refuses it for unregistered (pageable) host memory: it "
-                    "accepts only " + " or ".join(f"ACL_MEMCPY_{names[k]}" for k in allowed))
-            self.diag(cid, "memcpy_kind_mismatch", text, level=2)
-            raise AclError(107000, text)
-        how = ("accepts it and copies by the addresses" if allowed is not None
-               else f"corrects it to ACL_MEMCPY_{names[inferred]} without a word")
-        self.diag(cid, "memcpy_kind_mismatch",
-                  f"kind ACL_MEMCPY_{names[kind]} does not match the pointers ({pair}): the "
-                  f"runtime {how}, so the copy is ACL_MEMCPY_{names[inferred]}")
-
-    def _copy_cost(self, kind: int, count: int, pinned: bool) -> tuple[Engine, int]:
-        p = self.profile
-        if kind == H2D:
-            bw, eng = p.h2d_pinned_bw, Engine.COPY_H2D
-        elif kind == D2H:
-            bw, eng = p.d2h_pinned_bw, Engine.COPY_D2H
-        elif kind == D2D:
-            bw, eng = p.device_mem_bw / 2, Engine.COPY_D2D
-        else:
-            bw, eng = 10.0, Engine.HOST
-        if not pinned and kind in (H2D, D2H):
-            bw *= p.pageable_factor
-        return eng, p.copy_setup_ns + int(count / bw)
-
-    def memcpy(self, th: HostThread, cid: int, dst: int, dest_max: int, src: int, count: int,
-               kind: int) -> None:
-        """aclrtMemcpy: synchronous; the host blocks until the copy is done."""
-        devices.require_ctx(self, th)
-        checked = self._copy_checks(cid, dst, dest_max, src, count, kind)
-        if checked is None:
-            return
-        rd, rs, k = checked
-        pinned = not (rd.kind == HOST_PAGEABLE or rs.kind == HOST_PAGEABLE)
-        eng, dur = self._copy_cost(k, count, pinned)
-        task = self._new_task(COPY_TASK[k], None, cid, th.clock, eng, dur)
-        task.pinned = pinned
-        task.nbytes = count
-        self._sync_task(th, task, [(rs, src - rs.addr, count, False),
-                                   (rd, dst - rd.addr, count, True)])
-
-    def memset(self, th: HostThread, cid: int, ptr: int, max_count: int, value: int,
-               count: int) -> None:
-        """aclrtMemset: synchronous; only the low 8 bits of ``value`` are used."""
-        devices.require_ctx(self, th)
-        r = self._memset_checks(ptr, max_count, count)
-        if r is None:
-            return
-        self._refuse_read_only(cid, r, ptr, "memset pointer")
-        if r.kind in (HOST_PINNED, HOST_PAGEABLE):
-            self._check_range(r, ptr, count)
-            self.memory.fill(r, ptr - r.addr, value, count)
-            return
-        task = self._new_task(TaskKind.MEMSET, None, cid, th.clock, Engine.COPY_D2D,
-                              self.profile.copy_setup_ns
-                              + int(count / self.profile.device_mem_bw))
-        task.fill = value
-        task.nbytes = count
-        self._sync_task(th, task, [(r, ptr - r.addr, count, True)])
-
-    def _refuse_read_only(self, cid: int, r: Region, ptr: int, what: str) -> None:
-        """Refuse a write into memory the program may not write, before a byte moves.
-
-        Real ACL has no check of its own: the driver's copy into a read-only page fails
-        (``drvMemcpy``, closed source; its invalid-value error maps to 107000 in
-        ``errcode_manage.cc``) or the process dies with SIGSEGV; a write into a ``bytes``
-        object silently changes an immutable (maybe interned) object. The emulator refuses
-        with 107000 and a ``read_only_destination`` diagnostic for the finding.
-        """
-        why = self.memory.may_write(r)
-        if why:
-            # No address in the text: host addresses differ from run to run, the trace not.
-            at = f" (+{ptr - r.addr})" if ptr != r.addr else ""
-            self.diag(cid, "read_only_destination", f"the {what}{at} is {why}", level=2)
-            raise AclError(107000, f"the {what}{at} is {why}: the program may not write it, "
-                                   "so nothing was written")
-
-    def _memset_checks(self, ptr: int, max_count: int, count: int) -> Region | None:
-        if count == 0:
-            return None
-        if ptr == 0:
-            raise AclError(100000, "memset got a null pointer")
-        if count > max_count:
-            raise AclError(107000, f"count ({count}) is larger than max_count ({max_count})")
-        if count < 0:
-            raise AclError(100000, "count must not be negative")
-        r = self.memory.find(ptr)
-        if r is None:
-            r = self.memory.resolve(ptr, count, "memset pointer")
-        return r
-
-    def memcpy_async(self, th: HostThread, cid: int, dst: int, dest_max: int, src: int,
-                     count: int, kind: int, stream: int) -> None:
-        """aclrtMemcpyAsync: a copy task on the stream (see the module notes on pageable)."""
-        s = streams.lookup(self, th, stream)
-        checked = self._copy_checks(cid, dst, dest_max, src, count, kind, asynchronous=True)
-        if checked is None:
-            return
-        rd, rs, k = checked
-        if k == H2H and self.run_mode == "host":
-            # api_error.cc MemcpyAsync: "H2H is not supported" only when runMode is ONLINE.
-            raise AclError(207000, "memcpy_async between two host buffers is not supported "
-                                   "in EP mode; use acl.rt.memcpy (synchronous)")
-        host = rs if k == H2D else rd if k == D2H else None
-        pinned = host is None or host.kind == HOST_PINNED
-        if host is not None and host.kind == HOST_PAGEABLE:
-            self.diag(cid, "pageable_async_copy",
-                      "memcpy_async with pageable host memory ("
-                      + ("raw host memory" if host.raw else f"host buffer #{host.id}") + "): the "
-                      "copy is staged and slower, and CANN 7/8 documents unpredictable errors; "
-                      "use acl.rt.malloc_host for buffers of async copies")
-        for side, ptr, reg in (("destination", dst, rd), ("source", src, rs)) \
-                if (dst | src) % 64 else ():
-            # Pageable buffers sit wherever Python put them (already flagged above); noting
-            # their alignment would make traces differ from run to run.
-            if ptr % 64 and reg.kind != HOST_PAGEABLE:
-                self.diag(cid, "misaligned_async_copy",
-                          f"memcpy_async {side} ({KIND_NAMES[reg.kind]} #{reg.id} + "
-                          f"{ptr - reg.addr}) is {ptr % 64} bytes past a 64-byte boundary; "
-                          "the docs require 64-byte aligned source and destination")
-        if not pinned and self.pageable_async == "sync":
-            waits.wait_streams(self, th, cid, [s], f"{s.label()} before a pageable copy",
-                               timeout_ns=-1)
-            self.memcpy(th, cid, dst, dest_max, src, count, k)  # kind already checked
-            return
-        # On the board (device run mode) a stream's host-to-host copy is the device's DMA.
-        eng, dur = self._copy_cost(D2D if k == H2H else k, count, pinned)
-        t = Task(COPY_TASK[k], s, cid, th.clock, eng, dur)
-        if not pinned:
-            t.pinned = False
-        t.nbytes = count
-        t.accesses = [Access(rs, src - rs.addr, count, False), Access(rd, dst - rd.addr, count,
-                                                                       True)]
-        self._submit(t)
-
-    def memset_async(self, th: HostThread, cid: int, ptr: int, max_count: int, value: int,
-                     count: int, stream: int) -> None:
-        """aclrtMemsetAsync: a task for device memory; host memory is set at once (RT2)."""
-        s = streams.lookup(self, th, stream)
-        r = self._memset_checks(ptr, max_count, count)
-        if r is None:
-            return
-        self._refuse_read_only(cid, r, ptr, "memset pointer")
-        if r.kind in (HOST_PINNED, HOST_PAGEABLE):
-            self._check_range(r, ptr, count)
-            self.memory.fill(r, ptr - r.addr, value, count)
-            return
-        t = self._new_task(TaskKind.MEMSET, s, cid, th.clock, Engine.COPY_D2D,
-                           self.profile.copy_setup_ns + int(count / self.profile.device_mem_bw))
-        t.fill = value
-        t.nbytes = count
-        self._add_access(t, r, ptr - r.addr, count, True)
-        self._submit(t)
-
-    def _check_range(self, r: Region, ptr: int, count: int) -> None:
-        if ptr + count > r.end:
-            self.memory.resolve(ptr, count, "memset range", code=507053)
-
-    # ================================================================== tasks and time
-    def _new_task(self, kind: TaskKind, stream: Stream | None, cid: int, submit: int,
-                  engine: Engine, duration: int) -> Task:
-        return Task(kind, stream, cid, submit, engine, duration)
-
-    def _register_task(self, t: Task) -> None:
-        """Give a task its id (= its row in the trace) and announce it."""
-        t.id = self.task_count
-        self.task_count += 1
-        self.hooks.on_task(t)
-
-    @staticmethod
-    def _add_access(t: Task, r: Region, offset: int, length: int, write: bool) -> None:
-        t.accesses.append(Access(r, offset, length, write))
-
-    def _submit(self, t: Task) -> None:
-        s = t.stream
-        assert s is not None
-        s.last_task = t
-        self._refuse_out_of_bounds(t)
-        self._register_task(t)
-        if s.pending or s.blocked_by is not None or not self._place(t):
-            s.pending.append(t)
-            if s not in self._blocked_streams:
-                self._blocked_streams.append(s)
-        else:
-            self._after_place(t)
-
-    @staticmethod
-    def _refuse_out_of_bounds(t: Task) -> None:
-        """A task whose range already runs past its allocation fails at its start and moves
-        nothing: it takes 1 ns, not the cost of its count (which must not hold the engine or
-        push the clock out by years; a start before the end keeps the effect order)."""
-        if any(a.offset + a.length > a.region.size for a in t.accesses):
-            t.duration = min(t.duration, 1)
-
-    def _after_place(self, t: Task) -> None:
-        if t.kind in (TaskKind.EVENT_RECORD, TaskKind.EVENT_RESET) and self._blocked_streams:
-            self._pump()
-
-    def _pump(self) -> None:
-        """Place every pending head that can be placed, until nothing changes."""
-        changed = True
-        while changed:
-            changed = False
-            for s in list(self._blocked_streams):
-                while s.pending and s.blocked_by is None:
-                    t = s.pending[0]
-                    if not self._place(t):
-                        break
-                    s.pending.popleft()
-                    changed = True
-                if s.idle and s in self._blocked_streams:
-                    self._blocked_streams.remove(s)
-
-    def _place(self, t: Task) -> bool:
-        """Give a task its start and end in virtual time if its dependencies allow."""
-        s = t.stream
-        assert s is not None
-        p = self.profile
-        ready = max(s.tail_end, t.submit + p.launch_latency_ns)
-        kind = t.kind
-        if kind == TaskKind.EVENT_WAIT:
-            done = self._wait_resolves_at(t, ready)
-            if done is None:
-                return False
-            t.start, t.end = ready, max(done, ready) + t.duration
-            assert t.record is not None and t.event is not None
-            t.event.waiting.remove(t)
-            self.hooks.on_edge(t.record.id, t.id)
-        elif kind == TaskKind.CALLBACK:
-            t.start = ready
-            report_at = ready + p.callback_task_ns
-            sub = s.subscriber
-            if t.block:
-                s.blocked_by = t
-                t.end = -1
-            else:
-                t.end = report_at
-            if sub is not None:
-                sub.reports.append(t)
-            self.cond.notify_all()
-            if t.block:
-                self.hooks.on_task_placed(t)
-                self.progress += 1
-                return True
-        elif t.engine == Engine.NONE:
-            t.start, t.end = ready, ready + t.duration
-        else:
-            res = s.ctx.device.engines[t.engine]
-            if len(res.busy) > 64:
-                res.prune(min((x.clock for x in self.thread_list if x.alive), default=0))
-            t.start = res.fit(ready, t.duration, t.units)
-            t.end = t.start + t.duration
-        s.tail_end = t.end
-        self._schedule_effects(t)
-        self.hooks.on_task_placed(t)
-        self.progress += 1
-        if kind == TaskKind.EVENT_RECORD or kind == TaskKind.CALLBACK:
-            self.cond.notify_all()
-        return True
-
-    def _wait_resolves_at(self, t: Task, ready: int) -> int | None:
-        """When a wait task's event is set for it, or None while that is unknown."""
-        e = t.event
-        rec = t.record
-        assert e is not None and rec is not None
-        t.awaiting = None
-        while True:
-            if not rec.placed:
-                t.reason = f"waits for the record of {e.label()} on {rec.stream.label()}" \
-                    if rec.stream is not None else "waits for a record"
-                t.awaiting = rec
-                return None
-            check = max(ready, rec.end)
-            killer = None
-            for r in e.resets:
-                if r.placed and r.id > rec.id and rec.end <= r.start <= check:
-                    killer = r
-                    break
-            if killer is None:
-                return check
-            later = [x for x in e.records if x.id > killer.id]
-            if not later:
-                rs = killer.stream.label() if killer.stream is not None else "?"
-                t.reason = (f"{e.label()} was reset (reset_event on {rs}) before this wait "
-                            "ran, and no later record_event is queued")
-                return None
-            rec = later[0]
-
-    def _schedule_effects(self, t: Task) -> None:
-        if not t.accesses:
-            return
-        seq = self._effect_seq
-        self._effect_seq = seq + 1
-        # At equal times writes (phase 0) come before reads (phase 1): a task that starts
-        # when its predecessor ends sees the predecessor's output.
-        heapq.heappush(self._effects, (t.start, 1, seq, t))
-        heapq.heappush(self._effects, (t.end, 0, seq, t))
-
-    def _effect_start(self, t: Task) -> None:
-        """Read a task's inputs at its start; fail the task if any range is no longer valid."""
-        for a in t.accesses:
-            r = a.region
-            if not r.live or a.offset + a.length > r.size:
-                self._fail_task(t, a)
-                return
-            # Raw host pages may have been unmapped since the call queued the task (a task on
-            # no stream runs within its call, right after the check); and no write may reach
-            # memory the program may not write (the calls refuse it; this is the last guard).
-            why = (self.memory.still_mapped(r, a.write) if t.stream is not None else "") or (
-                self.memory.may_write(r) if a.write else "")
-            if why:
-                self._fail_task(t, a, why)
-                return
-        kernel = t.kernel is not None
-        if kernel:
-            t.inputs = []
-        for a in t.accesses:
-            if not a.write:
-                r = a.region
-                if r.written is not None:
-                    missing = r.unwritten(a.offset, a.offset + a.length)
-                    if missing:
-                        self.hooks.on_uninit(t, r, missing,
-                                             first_unwritten(r.written, a.offset))
-                if kernel:
-                    assert t.inputs is not None
-                    t.inputs.append(r.buf[a.offset:a.offset + a.length].tobytes())
-                elif t.payload is None:
-                    t.payload = r.buf[a.offset:a.offset + a.length].tobytes()
-
-    def _effect_end(self, t: Task) -> None:
-        """Write a task's outputs at its end."""
-        if t.status:
-            return
-        outputs: list[bytes] = []
-        if t.kernel is not None:
-            try:
-                outputs = t.kernel(t.inputs or [])
-            except Exception as exc:  # a kernel bug must not take the program down
-                unit = "the DVPP engine" if t.engine == Engine.DVPP else "the AI core"
-                t.status = 507899 if t.engine == Engine.DVPP else 507015
-                t.reason = f"{t.label} failed on {unit}: {type(exc).__name__}: {exc}"
-                self.hooks.on_task_status(t)
-                if t.stream is not None and not t.stream.error:
-                    t.stream.error = t.status
-                return
-            t.inputs = None
-        out_i = 0
-        for a in t.accesses:
-            if a.write:
-                r = a.region
-                if not r.live:
-                    self._fail_task(t, a)
-                    return
-                if t.kernel is not None:
-                    data = outputs[out_i][:a.length]
-                    out_i += 1
-                    self.memory.write(r, a.offset, data)
-                elif t.kind == TaskKind.MEMSET:
-                    self.memory.fill(r, a.offset, t.fill, a.length)
-                elif t.payload is not None:
-                    self.memory.write(r, a.offset, t.payload)
-                    self.hooks.on_landed(t, r, a.offset, t.payload)
-        t.payload = None
-
-    def _fail_task(self, t: Task, a: Access, why: str = "") -> None:
-        r = a.region
-        if why:
-            why = f"{'destination' if a.write else 'source'} host memory: {why}"
-        elif not r.live:
-            why = (f"{KIND_NAMES[r.kind]} allocation #{r.id} was freed before the task ran "
-                   "(free does not wait for queued tasks: synchronize first)")
-        else:
-            why = (f"range [{a.offset}, {a.offset + a.length}) runs "
-                   f"{a.offset + a.length - r.size} bytes past the end of "
-                   f"{KIND_NAMES[r.kind]} allocation #{r.id} ({r.size} bytes)")
-        t.status = 507053
-        t.reason = why
-        if t.stream is not None and not t.stream.error:
-            t.stream.error = 507053
-        self.hooks.on_task_status(t)
-        self.hooks.on_diag(t.call, 2, "task_failed",
-                           f"task {t.id} ({t.kind.name}) failed with 507053: {why}")
-
-    def advance(self, t: int) -> None:
-        """Apply every data effect due at or before virtual time ``t``."""
-        eff = self._effects
-        pop = heapq.heappop
-        while eff and eff[0][0] <= t:
-            _, phase, _, task = pop(eff)
-            if phase:
-                self._effect_start(task)
-            else:
-                self._effect_end(task)
-        if t > self.applied_ns:
-            self.applied_ns = t
-
-    def _sync_task(self, th: HostThread, task: Task,
-                   accesses: list[tuple[Region, int, int, bool]]) -> None:
-        """Run a synchronous copy/memset now: the host waits for the engine."""
-        for r, off, n, write in accesses:
-            self._add_access(task, r, off, n, write)
-        self.run_sync_task(th, task)
-
-    def run_sync_task(self, th: HostThread, task: Task) -> None:
-        """Run a task on no stream (synchronous copy, memset or model execute) now."""
-        task.device = th.ctx.device.index if th.ctx is not None else 0
-        self._refuse_out_of_bounds(task)
-        self._register_task(task)
-        ready = th.clock + self.profile.copy_setup_ns // 2
-        if task.engine == Engine.HOST:
-            task.start = ready
-        else:
-            dev = self.devices[task.device]
-            task.start = dev.engines[task.engine].fit(ready, task.duration, task.units)
-        task.end = task.start + task.duration
-        self.hooks.on_task_placed(task)
-        self.progress += 1
-        self.advance(task.start)
-        for a in task.accesses:
-            r = a.region
-            if a.offset + a.length > r.size:
-                self._fail_task(task, a)
-                th.clock = task.end
-                raise AclError(507053, task.reason)
-        self._effect_start(task)
-        self.advance(task.end)
-        self._effect_end(task)
-        th.clock = task.end
-        if task.status:
-            raise AclError(task.status, task.reason)
 
 
 

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..constants import ErrorCode
-from . import streams, waits
+from . import scheduler, streams, waits
 from .errors import AclError, DeadlockError
 from .kinds import Engine, TaskKind
 from .objects import HostThread, Task
@@ -90,7 +90,7 @@ def launch_callback(s: Session, th: HostThread, cid: int, fn: Callable[..., Any]
     t.callback = fn
     t.user_data = user_data
     t.block = bool(block)
-    s._submit(t)
+    scheduler.submit(s, t)
 
 
 def process_report(s: Session, th: HostThread, cid: int, timeout_ms: int) -> None:
@@ -194,9 +194,9 @@ def callback_done(s: Session, th: HostThread, t: Task) -> None:
         st.tail_end = max(st.tail_end, t.end)
         s.hooks.on_task_placed(t)
         s.progress += 1
-        if st.pending and st not in s._blocked_streams:  # the scheduler's queued streams
-            s._blocked_streams.append(st)
-        s._pump()
+        if st.pending and st not in s.blocked_streams:  # the scheduler's queued streams
+            s.blocked_streams.append(st)
+        scheduler.pump(s)
     s.cond.notify_all()
 
 

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..constants import ErrorCode
-from . import alloc, devices, streams, threads, waits
+from . import alloc, devices, scheduler, streams, threads, waits
 from .compute import queue_device_task
 from .costs import callback_ns, dvpp_ns
 from .dvpp import (
@@ -49,7 +49,7 @@ from .dvpp import (
 from .errors import AclError
 from .kinds import Engine, ObjectKind, SyncKind, TaskKind
 from .memory import DEVICE, DVPP
-from .objects import HostThread, Stream
+from .objects import HostThread, Stream, Task
 
 if TYPE_CHECKING:
     from .session import Session
@@ -304,7 +304,7 @@ def _wait_frames(s: Session, th: HostThread, cid: int, ch: CodecChannel, api: st
              f"{ch.kind} channel {ch.handle:#x} to finish its frames", -1, 0)
     st = ch.stream
     th.clock = max(th.clock, ch.done_clock, st.tail_end)
-    s.advance(th.clock)
+    scheduler.advance(s, th.clock)
     s.hooks.on_sync(cid, SyncKind.STREAM, st.oid, start, th.clock)
 
 
@@ -328,7 +328,7 @@ def _queue_callback(s: Session, th: HostThread, cid: int, ch: CodecChannel,
     def deliver(ud: Any) -> None:
         try:
             with s.lock:  # the frame's effects are due by now (the task ended before)
-                s.advance(s.thread().clock)
+                scheduler.advance(s, s.thread().clock)
                 if work.status and out is not None and not out.ret_code:
                     out.ret_code = work.status
             fn(args[0], args[1], ud)
@@ -341,11 +341,11 @@ def _queue_callback(s: Session, th: HostThread, cid: int, ch: CodecChannel,
                 s.progress += 1
                 s.cond.notify_all()
 
-    t = s._new_task(TaskKind.CALLBACK, ch.stream, cid, th.clock, Engine.NONE,
+    t = Task(TaskKind.CALLBACK, ch.stream, cid, th.clock, Engine.NONE,
                     callback_ns(s.profile))
     t.callback = deliver
     t.user_data = user_data
-    s._submit(t)
+    scheduler.submit(s, t)
 
 
 def _out_layout(w: int, h: int, pic: PicDesc, api: str, fmt: int) -> Layout:

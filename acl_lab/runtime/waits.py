@@ -25,7 +25,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..constants import ErrorCode
-from . import devices, streams
+from . import devices, scheduler, streams
 from .errors import AclError, DeadlockError, WaitEdge
 from .kinds import SyncKind, TaskKind
 from .objects import HostThread, Stream, Task
@@ -98,13 +98,13 @@ def wait_streams(s: Session, th: HostThread, cid: int, waited: list[Stream], wha
     if end > th.clock:
         if timeout_ns >= 0 and end > start + timeout_ns:
             th.clock = start + timeout_ns
-            s.advance(th.clock)
+            scheduler.advance(s, th.clock)
             s.hooks.on_sync(cid, kind, target, start, th.clock)
             raise AclError(ErrorCode.ACL_ERROR_RT_STREAM_SYNC_TIMEOUT,
                            f"{what} did not finish within {timeout_ns / 1e6:g} ms (it needs "
                            f"until {end / 1e3:.1f} µs)")
         th.clock = end + s.profile.sync_wake_ns
-    s.advance(th.clock)
+    scheduler.advance(s, th.clock)
     s.hooks.on_sync(cid, kind, target, start, th.clock)
 
 
@@ -134,8 +134,8 @@ def needs_for_stream(s: Session, st: Stream, waiter: HostThread,
     head = st.pending[0]
     if head.kind == TaskKind.EVENT_WAIT and head.record is not None:
         # Records may have been queued since the wait was last tried: look again.
-        s._wait_resolves_at(head, max(st.tail_end,
-                                      head.submit + s.profile.launch_latency_ns))
+        scheduler.wait_resolves_at(head, max(st.tail_end,
+                                             head.submit + s.profile.launch_latency_ns))
         rec = head.awaiting or head.record
         if rec.placed:
             return [("any", f"{st.label()}: {head.reason}")]

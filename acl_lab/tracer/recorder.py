@@ -97,16 +97,19 @@ class PackedTable:
 
     def setter(self, *names: str) -> Any:
         """A function ``f(row, *values)`` writing adjacent columns ``names`` of one row."""
-        codes = "".join(next(c.code for c in TABLES[self.name] if c.name == n) for n in names)
-        st = struct.Struct("<" + codes)
-        base = self.offsets[names[0]]
+        pack_into, base = self.packer(*names)
         size = self.size
         buf = self.buf
-        pack_into = st.pack_into
 
         def set_fields(row: int, *values: int) -> None:
             pack_into(buf, row * size + base, *values)
         return set_fields
+
+    def packer(self, *names: str) -> tuple[Any, int]:
+        """``(pack_into, offset)`` for adjacent columns ``names``: row ``r`` gets them with
+        ``pack_into(buf, r * size + offset, *values)`` (the hot hooks' form of ``setter``)."""
+        codes = "".join(next(c.code for c in TABLES[self.name] if c.name == n) for n in names)
+        return struct.Struct("<" + codes).pack_into, self.offsets[names[0]]
 
     def get(self, row: int, name: str) -> int:
         """One value (for the recorder's own lookups while recording)."""
@@ -128,6 +131,7 @@ class PackedTable:
 
 
 _NP = {"b": "i1", "i": "i4", "q": "i8"}
+_INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
 _NP_OUT = {"b": np.int8, "i": np.int32, "l": np.int64, "q": np.int64}
 
 MiB = 1 << 20
@@ -207,8 +211,15 @@ class Recorder:
         self._acc = t["accesses"]
         self._set_call_end = t["calls"].setter("end_ns", "ret")
         self._set_task_times = t["tasks"].setter("start_ns", "end_ns")
-        self._arg_structs: dict[int, Any] = {}
+        self._end_into, self._end_at = t["calls"].packer("end_ns", "ret")
+        self._times_into, self._times_at = t["tasks"].packer("start_ns", "end_ns")
+        #: (argument count, pointer mask) -> the encoder of such an argument tuple
+        self._encoders: dict[tuple[int, int], Any] = {}
         self._region_rows: dict[int, int] = {}
+        #: start address -> (allocs row, region) of the newest allocation there: a pointer
+        #: argument at the start of a live one is recorded without resolving it (a stale
+        #: entry, its region no longer live, is resolved through the memory system)
+        self._start_rows: dict[int, tuple[int, Any]] = {}
         #: The trace frozen at the session's end while the packed tables are empty (see
         #: ``freeze``), else None.
         self._released: Any = None
@@ -512,32 +523,10 @@ class Recorder:
         arg_start = args_tab.n
         nargs = len(args)
         if nargs:
-            flat: list[int] = []
-            for i, a in enumerate(args):
-                if type(a) is int:
-                    if ptrs >> i & 1 and a:
-                        mem = self.session.memory
-                        # A pointer into a freed allocation is recorded relative to it too:
-                        # comparing the call with the free says "use after free".
-                        r = mem.find(a)
-                        if not r:
-                            r = mem.find_freed(a)
-                            if r is not None and cid >= self._shed_cid:
-                                self.freed_ptr_calls.add(cid)  # never dropped
-                        row = self._region_rows.get(r.id) if r is not None else None
-                        if row is not None:
-                            flat += (ARG_PTR, (row << schema.PTR_SHIFT) | (a - r.addr))
-                            continue
-                    if -(1 << 63) <= a < (1 << 63):
-                        flat += (ARG_INT, a)
-                    else:
-                        flat += (ARG_OTHER, self.s(str(a)))
-                else:
-                    flat += self._encode(a)
-            st = self._arg_structs.get(nargs)
-            if st is None:
-                st = self._arg_structs[nargs] = struct.Struct("<" + "bq" * nargs).pack
-            args_tab.buf += st(*flat)
+            enc = self._encoders.get((nargs, ptrs))
+            if enc is None:
+                enc = self._encoders[nargs, ptrs] = _encoder(nargs, ptrs)
+            args_tab.buf += enc(args, self._start_rows, self._arg, cid)
             args_tab.n += nargs
         self._calls.buf += self._calls.pack(n, thread, ctx, f, line, start, -1, 0, arg_start,
                                             min(nargs, 127))
@@ -545,7 +534,36 @@ class Recorder:
         if cid >= self._shed_cid:
             self.newest_site = (cid, (f, line))  # the site of the tasks this call queues
 
+    def _arg(self, cid: int, a: Any, pointer: bool) -> tuple[int, int]:
+        """``(kind, value)`` of an argument the encoder's straight line does not take: a
+        pointer that is not the start of a live allocation, an int past int64, any other
+        object."""
+        if pointer and type(a) is int and a:
+            return self._pointer(cid, a)
+        return self._encode(a)
+
+    def _pointer(self, cid: int, a: int) -> tuple[int, int]:
+        """A pointer argument that is not the start of a live allocation: recorded
+        relative to the allocation that holds it, live or freed (comparing the call with the
+        free says "use after free"), else as a plain int (raw host memory)."""
+        if not _INT64_MIN <= a <= _INT64_MAX:
+            return self._encode(a)
+        mem = self.session.memory
+        r = mem.find(a)
+        if not r:
+            r = mem.find_freed(a)
+            if r is not None and cid >= self._shed_cid:
+                self.freed_ptr_calls.add(cid)  # never dropped
+        row = self._region_rows.get(r.id) if r is not None else None
+        if row is not None:
+            return ARG_PTR, (row << schema.PTR_SHIFT) | (a - r.addr)
+        return ARG_INT, a
+
     def _encode(self, a: Any) -> tuple[int, int]:
+        if type(a) is int:
+            if _INT64_MIN <= a <= _INT64_MAX:
+                return ARG_INT, a
+            return ARG_OTHER, self.s(str(a))  # past int64: kept as its text
         if a is None:
             return ARG_NONE, 0
         if type(a) is bool:
@@ -563,7 +581,9 @@ class Recorder:
             if ts is not None and not ts.off:
                 ts.on_call_end(cid, ret)
             return
-        self._set_call_end(cid, end, ret if -(1 << 31) <= ret < (1 << 31) else -1)
+        calls = self._calls
+        self._end_into(calls.buf, cid * calls.size + self._end_at, end,
+                       ret if -(1 << 31) <= ret < (1 << 31) else -1)
 
     def on_object(self, oid: int, kind: int, handle: int, device: int, ctx: int, flags: int,
                   call: int, label: str) -> None:
@@ -575,9 +595,11 @@ class Recorder:
 
     def on_alloc(self, r: Any, call: int) -> None:
         # Every region is announced once; its allocs row is remembered for later references.
-        self._region_rows[r.id] = self.tables["allocs"].append(
+        row = self._region_rows[r.id] = self.tables["allocs"].append(
             r.kind, r.device, r.policy, r.pool, r.display_addr, r.requested, r.size,
             r.accounted, self.row_of(call), r.ctx)
+        if r.size:
+            self._start_rows[r.addr] = (row, r)
 
     def alloc_row(self, region_id: int) -> int:
         """The allocs row of a runtime region id (-1 if it was never announced)."""
@@ -586,7 +608,11 @@ class Recorder:
     def on_free(self, r: Any, call: int, how: int) -> None:
         if self._ts is not None:
             self._ts.alloc_sites.pop(r.id, None)
-        self.tables["frees"].append(self.alloc_row(r.id), self.row_of(call), how)
+        row = self.alloc_row(r.id)
+        hit = self._start_rows.get(r.addr)
+        if hit is not None and hit[0] == row:
+            del self._start_rows[r.addr]
+        self.tables["frees"].append(row, self.row_of(call), how)
 
     def on_task(self, t: Any) -> None:
         if self._ts is not None:
@@ -633,7 +659,8 @@ class Recorder:
     def on_task_placed(self, t: Any) -> None:
         ts = self._ts
         if ts is None:
-            self._set_task_times(t.id, t.start, t.end)
+            tasks = self._tasks
+            self._times_into(tasks.buf, t.id * tasks.size + self._times_at, t.start, t.end)
             return
         self._set_task_times(self.task_row(t.id), t.start, t.end)
         if not ts.off and t.kind == WAIT:
@@ -719,7 +746,7 @@ class Recorder:
                 meta["trace_peak_bytes"] = peak
                 meta["tasks_in_flight_at_peak"] = in_flight
         finished = getattr(self.session, "finished", False)
-        cols = {}
+        cols: dict[str, dict[str, np.ndarray]] = {}
         for name, t in self.tables.items():
             cols[name] = t.columns()
             if finished:  # the Trace will hold the only copy (``_release``): free the packed
@@ -771,6 +798,36 @@ class Recorder:
         hooks = self.session.hooks
         hooks.unsubscribe(self)
         hooks.subscribe(self)
+
+
+def _encoder(nargs: int, ptrs: int) -> Any:
+    """The function that packs ``nargs`` arguments (pointers where ``ptrs`` has a bit) into
+    ``args`` rows: ``enc(args, start_rows, arg, cid) -> bytes``.
+
+    Generated as one straight line per shape (a loop over the arguments cost four times as
+    much, and every call records its arguments): a plain int is ``ARG_INT``, a pointer to
+    the start of a live allocation ``ARG_PTR`` at offset 0; anything else goes to
+    ``arg(cid, value, is_pointer)`` (``Recorder._arg``).
+    """
+    lines = ["def enc(args, starts, arg, cid):",
+             f"    {', '.join(f'a{i}' for i in range(nargs))}{',' if nargs == 1 else ''} = args"]
+    for i in range(nargs):
+        a = f"a{i}"
+        if ptrs >> i & 1:
+            lines += [f"    h = starts.get({a}) if type({a}) is int else None",
+                      "    if h is not None and h[1].live:",
+                      f"        k{i}, v{i} = {ARG_PTR}, h[0] << {schema.PTR_SHIFT}",
+                      "    else:",
+                      f"        k{i}, v{i} = arg(cid, {a}, True)"]
+        else:
+            lines += [f"    if type({a}) is int and {_INT64_MIN} <= {a} <= {_INT64_MAX}:",
+                      f"        k{i}, v{i} = {ARG_INT}, {a}",
+                      "    else:",
+                      f"        k{i}, v{i} = arg(cid, {a}, False)"]
+    lines.append(f"    return PACK({', '.join(f'k{i}, v{i}' for i in range(nargs))})")
+    env: dict[str, Any] = {"PACK": struct.Struct("<" + "bq" * nargs).pack}
+    exec(compile("\n".join(lines), f"<args encoder {nargs}/{ptrs:#x}>", "exec"), env)
+    return env["enc"]
 
 
 def _renumber(values: np.ndarray, start: int, keep: np.ndarray) -> np.ndarray:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import ast
 import inspect
 import pathlib
+
+import pytest
 import subprocess
 import sys
 
@@ -38,15 +40,42 @@ def _files(sub: str) -> list[pathlib.Path]:
 
 
 def test_runtime_imports_nothing_from_upper_layers() -> None:
-    """runtime/ never imports acl_lab.acl, grading, plotly or ipywidgets (the recorder is
-    wired in Session.__init__ by a local import, the one allowed link to the tracer)."""
+    """runtime/ never imports acl_lab.acl, the tracer, grading, plotly or ipywidgets: the
+    recorder is attached from outside (``acl_lab/__init__`` wires it with
+    ``set_recorder_factory``)."""
     for f in _files("runtime"):
         for mod in _imports(f):
-            assert not mod.startswith(("acl_lab.acl", "acl_lab.grading", "plotly",
-                                       "ipywidgets")), f"{f.name} imports {mod}"
-            if mod.startswith("acl_lab.tracer"):
-                assert f.name == "session.py" and mod == "acl_lab.tracer.recorder", \
-                    f"{f.name} imports {mod}"
+            assert not mod.startswith(("acl_lab.acl", "acl_lab.tracer", "acl_lab.grading",
+                                       "plotly", "ipywidgets")), f"{f.name} imports {mod}"
+
+
+def test_a_traced_session_records_with_the_wired_recorder() -> None:
+    """``Session(record=True)`` records with whatever ``set_recorder_factory`` wired (the
+    tracer's Recorder by default); an unwired runtime refuses to pretend it traces."""
+    from acl_lab import Session, _recorder
+    from acl_lab.runtime import session as session_mod
+    from acl_lab.tracer.recorder import Recorder
+
+    with Session() as s:
+        assert isinstance(s.recorder, Recorder)
+    seen: list[int] = []
+
+    class Counting:
+        def on_call_begin(self, cid: int, *rest: object) -> None:
+            seen.append(cid)
+
+    session_mod.set_recorder_factory(lambda s, limit: Counting())
+    try:
+        with Session() as s:
+            import acl_lab
+            acl = acl_lab.install(s)
+            assert acl.rt.get_run_mode()[1] == 0
+            assert isinstance(s.recorder, Counting) and seen == [0]
+        session_mod.set_recorder_factory(None)
+        with pytest.raises(RuntimeError, match="no trace recorder"):
+            Session()
+    finally:
+        session_mod.set_recorder_factory(_recorder)
 
 
 def test_only_view_modules_import_plotly() -> None:

@@ -18,8 +18,9 @@ import numpy as np
 
 from acl_lab import zoo
 from acl_lab.constants import ACL_MEMCPY_HOST_TO_DEVICE
+from acl_lab.runtime.memory import first_unwritten
 from acl_lab.runtime.models import SHAPE_DATA_NAME
-from acl_lab.runtime.session import Session, first_unwritten
+from acl_lab.runtime.session import Session
 from acl_lab.tracer.checks import run_checks
 from acl_lab.tracer.checks.memory import batch_rows
 from tests.acl.test_mdl import from_device, load, ok, to_device
