@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..constants import ErrorCode
+from . import copies
 from .errors import AclError
 from .kinds import Ending, ObjectKind
 from .memory import Region
@@ -50,6 +51,6 @@ def host_view(s: Session, ptr: int, nbytes: int, what: str) -> tuple[Region, np.
                        "with acl.rt.memcpy")
     if nbytes < 0:
         raise AclError(ErrorCode.ACL_ERROR_INVALID_PARAM, f"{what}: size {nbytes} is negative")
-    r = s._resolve(ptr, nbytes, what)
+    r = copies.resolve(s, ptr, nbytes, what)
     off = ptr - r.addr
     return r, r.buf[off:off + nbytes]
