@@ -115,7 +115,7 @@ ASYNC_ALLOWED = {
 
 
 def source_overread(s: Any, src: int, count: int) -> int | None:
-    """A pageable source read past its buffer (Session._host_overread): copied like real ACL
+    """A pageable source read past its buffer (copies.host_overread): copied like real ACL
     when the bytes that follow are mapped (OK), else 107000; None when it is not one."""
     if s.kind != "pageable" or src + count <= s.end:
         return None

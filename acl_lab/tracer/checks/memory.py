@@ -659,7 +659,7 @@ def memcpy_kind_mismatches(trace: Any) -> list[Finding]:
     """Copies whose declared kind does not match the pointers, one finding per call site.
 
     The runtime diagnostic says what the real runtime did with the kind (see
-    ``Session._check_kind``): corrected or accepted (a warning: the copy ran, but the
+    ``copies.check_kind``): corrected or accepted (a warning: the copy ran, but the
     program believes it moved other memory, which is how a sample ends up printing the
     wrong buffer) or refused with 107000 (an error: nothing was copied).
     """
