@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from ..runtime.kinds import TaskKind
 from ..tracer.schema import TASK_KINDS
 from ..tracer.trace import Trace
 from .rubric import Run, Verdict
@@ -29,30 +30,26 @@ MAX_LANDED_BYTES = 64 << 20
 #: How many device-to-device copies ``origins`` follows back.
 MAX_HOPS = 8
 
-_D2H = TASK_KINDS.index("D2H")
-_D2D = TASK_KINDS.index("D2D")
+_D2H, _D2D = TaskKind.D2H, TaskKind.D2D
 
 
 class LandedLog:
     """Hook subscriber keeping ``(task id, bytes)`` of every device-to-host copy that landed.
 
     ``session.hooks.subscribe(LandedLog())`` before the learner's code runs; ``landed`` lists
-    the copies in landing order. Past ``MAX_LANDED_BYTES`` it keeps no more and sets
-    ``overflow``.
+    the copies in landing order. Past ``MAX_LANDED_BYTES`` it keeps no more.
     """
 
     def __init__(self, limit: int = MAX_LANDED_BYTES) -> None:
         self.landed: list[tuple[int, bytes]] = []
         self.limit = limit
         self.size = 0
-        self.overflow = False
 
     def on_landed(self, t: Any, region: Any, offset: int, data: bytes) -> None:
         """Keep ``data`` when ``t`` is a device-to-host copy."""
         if int(t.kind) != _D2H:
             return
         if self.size + len(data) > self.limit:
-            self.overflow = True
             return
         self.size += len(data)
         self.landed.append((int(t.id), bytes(data)))

@@ -35,19 +35,13 @@ class AclError(Exception):
 
 
 class AccessError(AclError):
-    """An address range does not lie inside one live allocation.
+    """An address range does not lie inside one live allocation, or may not be written.
 
-    ``reason`` is one of ``"unknown"`` (no allocation ever held the address),
-    ``"freed"`` (use after free), ``"out_of_bounds"`` (starts inside, ends past the end),
-    ``"device_on_host"`` (a device address where host memory is required) and similar.
+    A null or unknown address, one that was freed, a range that runs past its allocation's
+    end, unmapped raw host memory, a write into memory the program may not write: the
+    message says which (callers that explain a failed copy tell it from other errors by
+    this class).
     """
-
-    def __init__(self, code: int, message: str, reason: str, alloc_id: int = -1,
-                 overrun: int = 0) -> None:
-        super().__init__(code, message)
-        self.reason = reason
-        self.alloc_id = alloc_id
-        self.overrun = overrun
 
 
 @dataclass

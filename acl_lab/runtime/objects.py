@@ -27,7 +27,7 @@ class HostThread:
 
     __slots__ = ("clock", "closed_reported", "ctx", "device", "err_msg", "ident", "idx", "name",
                  "pythread",
-                 "reports", "started_by_acl", "state", "subscriptions", "wait", "wait_since")
+                 "reports", "started_by_acl", "state", "subscriptions", "wait")
 
     def __init__(self, idx: int, pythread: threading.Thread, clock: int) -> None:
         self.idx = idx
@@ -41,7 +41,6 @@ class HostThread:
         #: "running" (in user code), "blocked" (inside an emulator wait), "exited"
         self.state = "running"
         self.wait: Any = None
-        self.wait_since = 0.0
         self.subscriptions: list[Stream] = []
         self.reports: deque[Task] = deque()
         self.started_by_acl = False

@@ -159,7 +159,6 @@ def block(s: Session, th: HostThread, cid: int, done: Callable[[], bool],
         return
     th.state = "blocked"
     th.wait = (what, needs, done)
-    th.wait_since = time.monotonic()
     s.cond.notify_all()
     last_progress = s.progress
     quiet_since = time.monotonic()

@@ -155,7 +155,7 @@ def test_aclerror_keeps_a_plain_int_code() -> None:
     from acl_lab.runtime.opdefs import OpError
 
     for err in (AclError(ErrorCode.ACL_ERROR_RT_PARAM_INVALID, "m"),
-                AccessError(ErrorCode.ACL_ERROR_INVALID_PARAM, "m", "null"),
+                AccessError(ErrorCode.ACL_ERROR_INVALID_PARAM, "m"),
                 OpError("m", ErrorCode.ACL_ERROR_OP_NOT_FOUND), OpError("m")):
         assert type(err.code) is int
     assert str(AclError(ErrorCode.ACL_ERROR_RT_PARAM_INVALID, "bad")) == "107000: bad"
