@@ -38,13 +38,6 @@ CODES = {int(m) for m in ErrorCode if int(m) != 0}
 ALLOWED = {
     "runtime/session.py",
     "runtime/scheduler.py",
-    "runtime/devices.py",
-    "runtime/streams.py",
-    "runtime/events.py",
-    "runtime/waits.py",
-    "runtime/threads.py",
-    "runtime/alloc.py",
-    "runtime/buffers.py",
     "runtime/copies.py",
 }
 
