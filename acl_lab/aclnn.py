@@ -38,6 +38,7 @@ from .runtime.costs import aclnn_cost
 from .runtime.errors import AclError
 from .runtime.kinds import Engine, ObjectKind, TaskKind
 from .runtime.memory import DEVICE, DVPP, KIND_NAMES
+from .runtime.objects import HostThread
 from .runtime.opdefs import ACL_TO_NUMPY, OpDef, OpError, TensorSpec, get_op
 from .runtime.session import Session
 
@@ -205,7 +206,7 @@ def _op_phase1(s: S, cid: int, api: str, name: str, op_type: str, ins: list[Acln
 
 
 @acl_api("acl_lab.aclnn.create_tensor", "aclCreateTensor", "Oip|i", out="value")
-def create_tensor(s: S, th: Any, cid: int, shape: Any, dtype: int, device_ptr: int,
+def create_tensor(s: S, th: HostThread, cid: int, shape: Any, dtype: int, device_ptr: int,
                   fmt: int = 2) -> int:
     """An aclTensor over ``device_ptr`` (the handle; 0 on failure, the code is in the trace).
 
@@ -244,7 +245,7 @@ def create_tensor(s: S, th: Any, cid: int, shape: Any, dtype: int, device_ptr: i
 
 
 @acl_api("acl_lab.aclnn.destroy_tensor", "aclDestroyTensor", "k")
-def destroy_tensor(s: S, th: Any, cid: int, tensor: int) -> None:
+def destroy_tensor(s: S, th: HostThread, cid: int, tensor: int) -> None:
     """Destroy an aclTensor (its device memory is not freed); 161001 for null.
 
     Differs from real ACL: an acl_lab extension; destroying twice returns 161002 instead of
@@ -255,7 +256,7 @@ def destroy_tensor(s: S, th: Any, cid: int, tensor: int) -> None:
 
 
 @acl_api("acl_lab.aclnn.create_scalar", "aclCreateScalar", "Oi", out="value")
-def create_scalar(s: S, th: Any, cid: int, value: Any, dtype: int) -> int:
+def create_scalar(s: S, th: HostThread, cid: int, value: Any, dtype: int) -> int:
     """An aclScalar holding ``value`` as aclDataType ``dtype`` (the handle; 0 on failure).
 
     Differs from real ACL: an acl_lab extension; the value is passed directly instead of a
@@ -276,7 +277,7 @@ def create_scalar(s: S, th: Any, cid: int, value: Any, dtype: int) -> int:
 
 
 @acl_api("acl_lab.aclnn.destroy_scalar", "aclDestroyScalar", "k")
-def destroy_scalar(s: S, th: Any, cid: int, scalar: int) -> None:
+def destroy_scalar(s: S, th: HostThread, cid: int, scalar: int) -> None:
     """Destroy an aclScalar; 161001 for null.
 
     Differs from real ACL: an acl_lab extension; destroying twice returns 161002.
@@ -301,7 +302,7 @@ def _executor(s: S, handle: int, null_code: int) -> Executor:
 
 
 @acl_api("acl_lab.aclnn.set_executor_repeatable", "aclSetAclOpExecutorRepeatable", "k")
-def set_executor_repeatable(s: S, th: Any, cid: int, executor: int) -> None:
+def set_executor_repeatable(s: S, th: HostThread, cid: int, executor: int) -> None:
     """Make an executor reusable: phase 2 may then run it many times, and the program must
     call destroy_executor. Call it right after phase 1. A null executor returns 561103.
 
@@ -312,7 +313,7 @@ def set_executor_repeatable(s: S, th: Any, cid: int, executor: int) -> None:
 
 
 @acl_api("acl_lab.aclnn.destroy_executor", "aclDestroyAclOpExecutor", "k")
-def destroy_executor(s: S, th: Any, cid: int, executor: int) -> None:
+def destroy_executor(s: S, th: HostThread, cid: int, executor: int) -> None:
     """Destroy an executor (needed for repeatable ones; single-use executors are destroyed by
     their phase-2 call). 161001 for null.
 
@@ -323,7 +324,7 @@ def destroy_executor(s: S, th: Any, cid: int, executor: int) -> None:
     s.retire(ex, cid)
 
 
-def _run(s: S, th: Any, cid: int, api: str, workspace: int, workspace_size: int,
+def _run(s: S, th: HostThread, cid: int, api: str, workspace: int, workspace_size: int,
          executor: int, stream: int) -> None:
     """Phase 2 of every op: check the workspace, queue the kernel, consume the executor."""
     ex = _executor(s, executor, ACLNN_ERR_PARAM_NULLPTR)
@@ -376,7 +377,7 @@ def _promote(a: str, b: str) -> str:
 
 @acl_api("acl_lab.aclnn.add_get_workspace_size", "aclnnAddGetWorkspaceSize", "kkkk", out=2,
          default=(0, 0))
-def add_get_workspace_size(s: S, th: Any, cid: int, self_: int, other: int, alpha: int,
+def add_get_workspace_size(s: S, th: HostThread, cid: int, self_: int, other: int, alpha: int,
                            out: int) -> tuple[int, int]:
     """``(workspace_size, executor, ret)`` for ``out = self + alpha * other``.
 
@@ -429,7 +430,7 @@ def add_get_workspace_size(s: S, th: Any, cid: int, self_: int, other: int, alph
 
 
 @acl_api("acl_lab.aclnn.add", "aclnnAdd", "pkkk", launch=True)
-def add(s: S, th: Any, cid: int, workspace: int, workspace_size: int, executor: int,
+def add(s: S, th: HostThread, cid: int, workspace: int, workspace_size: int, executor: int,
         stream: int) -> None:
     """Phase 2 of Add: queue it on ``stream`` (asynchronous) and consume the executor.
 
@@ -446,7 +447,7 @@ def add(s: S, th: Any, cid: int, workspace: int, workspace_size: int, executor: 
 
 @acl_api("acl_lab.aclnn.matmul_get_workspace_size", "aclnnMatmulGetWorkspaceSize", "kkk|i",
          out=2, default=(0, 0))
-def matmul_get_workspace_size(s: S, th: Any, cid: int, self_: int, mat2: int, out: int,
+def matmul_get_workspace_size(s: S, th: HostThread, cid: int, self_: int, mat2: int, out: int,
                               cube_math_type: int = 0) -> tuple[int, int]:
     """``(workspace_size, executor, ret)`` for ``out = self @ mat2``.
 
@@ -472,7 +473,7 @@ def matmul_get_workspace_size(s: S, th: Any, cid: int, self_: int, mat2: int, ou
 
 
 @acl_api("acl_lab.aclnn.matmul", "aclnnMatmul", "pkkk", launch=True)
-def matmul(s: S, th: Any, cid: int, workspace: int, workspace_size: int, executor: int,
+def matmul(s: S, th: HostThread, cid: int, workspace: int, workspace_size: int, executor: int,
            stream: int) -> None:
     """Phase 2 of Matmul: needs the workspace phase 1 reported (non-null device memory).
 
@@ -488,7 +489,7 @@ def matmul(s: S, th: Any, cid: int, workspace: int, workspace_size: int, executo
 
 @acl_api("acl_lab.aclnn.relu_get_workspace_size", "aclnnReluGetWorkspaceSize", "kk", out=2,
          default=(0, 0))
-def relu_get_workspace_size(s: S, th: Any, cid: int, self_: int,
+def relu_get_workspace_size(s: S, th: HostThread, cid: int, self_: int,
                             out: int) -> tuple[int, int]:
     """``(workspace_size, executor, ret)`` for ``out = max(self, 0)``; workspace size 0.
 
@@ -501,7 +502,7 @@ def relu_get_workspace_size(s: S, th: Any, cid: int, self_: int,
 
 
 @acl_api("acl_lab.aclnn.relu", "aclnnRelu", "pkkk", launch=True)
-def relu(s: S, th: Any, cid: int, workspace: int, workspace_size: int, executor: int,
+def relu(s: S, th: HostThread, cid: int, workspace: int, workspace_size: int, executor: int,
          stream: int) -> None:
     """Phase 2 of Relu (workspace may be 0 / null).
 
@@ -515,7 +516,7 @@ def relu(s: S, th: Any, cid: int, workspace: int, workspace_size: int, executor:
 
 @acl_api("acl_lab.aclnn.softmax_get_workspace_size", "aclnnSoftmaxGetWorkspaceSize", "kLk",
          out=2, default=(0, 0))
-def softmax_get_workspace_size(s: S, th: Any, cid: int, self_: int, dim: int,
+def softmax_get_workspace_size(s: S, th: HostThread, cid: int, self_: int, dim: int,
                                out: int) -> tuple[int, int]:
     """``(workspace_size, executor, ret)`` for softmax of ``self`` along ``dim``.
 
@@ -535,7 +536,7 @@ def softmax_get_workspace_size(s: S, th: Any, cid: int, self_: int, dim: int,
 
 
 @acl_api("acl_lab.aclnn.softmax", "aclnnSoftmax", "pkkk", launch=True)
-def softmax(s: S, th: Any, cid: int, workspace: int, workspace_size: int, executor: int,
+def softmax(s: S, th: HostThread, cid: int, workspace: int, workspace_size: int, executor: int,
             stream: int) -> None:
     """Phase 2 of Softmax: needs the workspace phase 1 reported.
 

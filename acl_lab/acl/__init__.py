@@ -21,6 +21,7 @@ import numpy as np
 from ..constants import DATA_TYPE_SIZE, DATA_TYPE_SIZE_DEFAULT_CASE, ErrorCode
 from ..runtime import buffers, compute, devices
 from ..runtime.errors import AclError
+from ..runtime.objects import HostThread
 from ..runtime.session import Session
 from . import _binding, mdl, media, op, prof, rt, util
 from ._boundary import acl_api
@@ -29,7 +30,7 @@ S = Session
 
 
 @acl_api("acl.init", "aclInit", "|s")
-def init(s: S, th: Any, cid: int, config_path: str | None = None) -> None:
+def init(s: S, th: HostThread, cid: int, config_path: str | None = None) -> None:
     """Initialise ACL (optionally with a JSON config path). A repeat returns 100002.
 
     Differs from real ACL: the config's dump/profiling settings are ignored; a missing
@@ -39,7 +40,7 @@ def init(s: S, th: Any, cid: int, config_path: str | None = None) -> None:
 
 
 @acl_api("acl.finalize", "aclFinalize", "")
-def finalize(s: S, th: Any, cid: int) -> None:
+def finalize(s: S, th: HostThread, cid: int) -> None:
     """De-initialise: releases every device, stream, event and leaked allocation.
 
     A second call returns 100037. Differs from real ACL: what was still open is recorded
@@ -49,7 +50,7 @@ def finalize(s: S, th: Any, cid: int) -> None:
 
 
 @acl_api("acl.finalize_reference", "aclFinalizeReference", "", out=1)
-def finalize_reference(s: S, th: Any, cid: int) -> int:
+def finalize_reference(s: S, th: HostThread, cid: int) -> int:
     """``(ref_count, ret)``: decrement the init count; de-initialise at zero (100037 below 1).
 
     Differs from real ACL: no difference known.
@@ -58,7 +59,7 @@ def finalize_reference(s: S, th: Any, cid: int) -> int:
 
 
 @acl_api("acl.get_version", "aclrtGetVersion", "", out=3, default=(0, 0, 0))
-def get_version(s: S, th: Any, cid: int) -> tuple[int, int, int]:
+def get_version(s: S, th: HostThread, cid: int) -> tuple[int, int, int]:
     """``(major, minor, patch, ret)``: the header version 1.17.0 (C-hdr acl_rt.h).
 
     Differs from real ACL: fixed at the version the reference documents.
@@ -67,7 +68,7 @@ def get_version(s: S, th: Any, cid: int) -> tuple[int, int, int]:
 
 
 @acl_api("acl.get_soc_name", "aclrtGetSocName", "", out="value", default=None)
-def get_soc_name(s: S, th: Any, cid: int) -> str:
+def get_soc_name(s: S, th: HostThread, cid: int) -> str:
     """The SoC name of the emulated profile, e.g. ``"Ascend310P3"``.
 
     Differs from real ACL: it comes from the session's device profile.
@@ -76,7 +77,7 @@ def get_soc_name(s: S, th: Any, cid: int) -> str:
 
 
 @acl_api("acl.get_recent_err_msg", "aclGetRecentErrMsg", "", out="value", default="")
-def get_recent_err_msg(s: S, th: Any, cid: int) -> str:
+def get_recent_err_msg(s: S, th: HostThread, cid: int) -> str:
     """The message of this thread's most recent failed call ("" when none).
 
     Differs from real ACL: messages are acl_lab's explanations, not CANN log lines.
@@ -86,7 +87,7 @@ def get_recent_err_msg(s: S, th: Any, cid: int) -> str:
 
 
 @acl_api("acl.create_data_buffer", "aclCreateDataBuffer", "pk", out="value")
-def create_data_buffer(s: S, th: Any, cid: int, data: int, size: int) -> int:
+def create_data_buffer(s: S, th: HostThread, cid: int, data: int, size: int) -> int:
     """A data-buffer handle for ``(data, size)``; nothing is validated (0, 0 is allowed).
 
     Differs from real ACL: no difference known.
@@ -95,7 +96,7 @@ def create_data_buffer(s: S, th: Any, cid: int, data: int, size: int) -> int:
 
 
 @acl_api("acl.destroy_data_buffer", "aclDestroyDataBuffer", "k")
-def destroy_data_buffer(s: S, th: Any, cid: int, buf: int) -> None:
+def destroy_data_buffer(s: S, th: HostThread, cid: int, buf: int) -> None:
     """Destroy the wrapper only: the memory is **not** freed. 100000 for null.
 
     Differs from real ACL: destroying twice returns 100000 instead of undefined behaviour.
@@ -104,7 +105,7 @@ def destroy_data_buffer(s: S, th: Any, cid: int, buf: int) -> None:
 
 
 @acl_api("acl.get_data_buffer_addr", "aclGetDataBufferAddr", "k", out="value")
-def get_data_buffer_addr(s: S, th: Any, cid: int, buf: int) -> int:
+def get_data_buffer_addr(s: S, th: HostThread, cid: int, buf: int) -> int:
     """The buffer's pointer (0 for a null buffer).
 
     Differs from real ACL: an unknown handle also gives 0 instead of a crash.
@@ -113,7 +114,7 @@ def get_data_buffer_addr(s: S, th: Any, cid: int, buf: int) -> int:
 
 
 @acl_api("acl.get_data_buffer_size", "aclGetDataBufferSize", "k", out="value")
-def get_data_buffer_size(s: S, th: Any, cid: int, buf: int) -> int:
+def get_data_buffer_size(s: S, th: HostThread, cid: int, buf: int) -> int:
     """The size truncated to uint32 (deprecated: use get_data_buffer_size_v2).
 
     Differs from real ACL: an unknown handle gives 0.
@@ -122,7 +123,7 @@ def get_data_buffer_size(s: S, th: Any, cid: int, buf: int) -> int:
 
 
 @acl_api("acl.get_data_buffer_size_v2", "aclGetDataBufferSizeV2", "k", out="value")
-def get_data_buffer_size_v2(s: S, th: Any, cid: int, buf: int) -> int:
+def get_data_buffer_size_v2(s: S, th: HostThread, cid: int, buf: int) -> int:
     """The buffer's size in bytes (size_t).
 
     Differs from real ACL: an unknown handle gives 0.
@@ -131,7 +132,7 @@ def get_data_buffer_size_v2(s: S, th: Any, cid: int, buf: int) -> int:
 
 
 @acl_api("acl.update_data_buffer", "aclUpdateDataBuffer", "kpk")
-def update_data_buffer(s: S, th: Any, cid: int, buf: int, data: int, size: int) -> None:
+def update_data_buffer(s: S, th: HostThread, cid: int, buf: int, data: int, size: int) -> None:
     """Point an existing data buffer at new memory. 100000 for a null buffer.
 
     Differs from real ACL: no difference known.
@@ -141,7 +142,7 @@ def update_data_buffer(s: S, th: Any, cid: int, buf: int, data: int, size: int) 
 
 
 @acl_api("acl.data_type_size", "aclDataTypeSize", "i", out="value")
-def data_type_size(s: S, th: Any, cid: int, dtype: int) -> int:
+def data_type_size(s: S, th: HostThread, cid: int, dtype: int) -> int:
     """Bytes per element of an aclDataType (RT-impl aclDataTypeSizeImpl's table); values
     without a case of their own fall into its default case (8).
 
@@ -155,7 +156,7 @@ _LOG_LEVELS = {0: "DEBUG", 1: "INFO", 2: "WARNING", 3: "ERROR"}
 
 
 @acl_api("acl.app_log", "aclAppLog", "is", out="none")
-def app_log(s: S, th: Any, cid: int, level: int, message: str) -> None:
+def app_log(s: S, th: HostThread, cid: int, level: int, message: str) -> None:
     """Log ``message`` at ``level`` (0 debug, 1 info, 2 warning, 3 error); returns None.
 
     Real ACL writes the line to the CANN log (plog, ``~/ascend/log``), never to stdout or
@@ -170,7 +171,7 @@ def app_log(s: S, th: Any, cid: int, level: int, message: str) -> None:
 
 
 @acl_api("acl.float16_to_float", "aclFloat16ToFloat", "H", out="value", default=0.0)
-def float16_to_float(s: S, th: Any, cid: int, bits: int) -> float:
+def float16_to_float(s: S, th: HostThread, cid: int, bits: int) -> float:
     """The float value of IEEE half-precision ``bits`` (uint16).
 
     Differs from real ACL: no difference known (RT-impl ``types/fp16_impl.cpp``; numpy's
@@ -180,7 +181,7 @@ def float16_to_float(s: S, th: Any, cid: int, bits: int) -> float:
 
 
 @acl_api("acl.float_to_float16", "aclFloatToFloat16", "f", out="value")
-def float_to_float16(s: S, th: Any, cid: int, value: float) -> int:
+def float_to_float16(s: S, th: HostThread, cid: int, value: float) -> int:
     """The IEEE half-precision bits (uint16) of ``value``, rounded to nearest even.
 
     Differs from real ACL: no difference known (RT-impl ``types/fp16_impl.cpp`` rounds to
@@ -195,7 +196,7 @@ def float_to_float16(s: S, th: Any, cid: int, value: float) -> int:
 
 
 @acl_api("acl.create_tensor_desc", "aclCreateTensorDesc", "iOi", out="value")
-def create_tensor_desc(s: S, th: Any, cid: int, dtype: int, dims: Any, fmt: int) -> int:
+def create_tensor_desc(s: S, th: HostThread, cid: int, dtype: int, dims: Any, fmt: int) -> int:
     """A tensor descriptor: note the argument order (dtype, dims list, format).
 
     ``dims`` must be a Python list (TypeError otherwise, as pyACL). Differs from real ACL:
@@ -216,7 +217,7 @@ def _dims_list(dims: Any) -> None:
 
 
 @acl_api("acl.destroy_tensor_desc", "aclDestroyTensorDesc", "k", out="none")
-def destroy_tensor_desc(s: S, th: Any, cid: int, desc: int) -> None:
+def destroy_tensor_desc(s: S, th: HostThread, cid: int, desc: int) -> None:
     """Destroy a tensor descriptor (returns None).
 
     Differs from real ACL: destroying twice is ignored instead of undefined.
@@ -225,7 +226,7 @@ def destroy_tensor_desc(s: S, th: Any, cid: int, desc: int) -> None:
 
 
 @acl_api("acl.get_tensor_desc_type", "aclGetTensorDescType", "k", out="value", default=-1)
-def get_tensor_desc_type(s: S, th: Any, cid: int, desc: int) -> int:
+def get_tensor_desc_type(s: S, th: HostThread, cid: int, desc: int) -> int:
     """The aclDataType (-1 for a null desc).
 
     Differs from real ACL: no difference known.
@@ -235,7 +236,7 @@ def get_tensor_desc_type(s: S, th: Any, cid: int, desc: int) -> int:
 
 @acl_api("acl.get_tensor_desc_format", "aclGetTensorDescFormat", "k", out="value",
          default=-1)
-def get_tensor_desc_format(s: S, th: Any, cid: int, desc: int) -> int:
+def get_tensor_desc_format(s: S, th: HostThread, cid: int, desc: int) -> int:
     """The aclFormat (-1 for a null desc).
 
     Differs from real ACL: no difference known.
@@ -244,7 +245,7 @@ def get_tensor_desc_format(s: S, th: Any, cid: int, desc: int) -> int:
 
 
 @acl_api("acl.get_tensor_desc_size", "aclGetTensorDescSize", "k", out="value")
-def get_tensor_desc_size(s: S, th: Any, cid: int, desc: int) -> int:
+def get_tensor_desc_size(s: S, th: HostThread, cid: int, desc: int) -> int:
     """Bytes of the described tensor: element count x data type size (samples malloc it).
 
     Differs from real ACL: the formula is the reference's assumption (unverified).
@@ -254,7 +255,7 @@ def get_tensor_desc_size(s: S, th: Any, cid: int, desc: int) -> int:
 
 @acl_api("acl.get_tensor_desc_element_count", "aclGetTensorDescElementCount", "k",
          out="value")
-def get_tensor_desc_element_count(s: S, th: Any, cid: int, desc: int) -> int:
+def get_tensor_desc_element_count(s: S, th: HostThread, cid: int, desc: int) -> int:
     """Product of the dims.
 
     Differs from real ACL: no difference known.
@@ -263,7 +264,7 @@ def get_tensor_desc_element_count(s: S, th: Any, cid: int, desc: int) -> int:
 
 
 @acl_api("acl.get_tensor_desc_num_dims", "aclGetTensorDescNumDims", "k", out="value")
-def get_tensor_desc_num_dims(s: S, th: Any, cid: int, desc: int) -> int:
+def get_tensor_desc_num_dims(s: S, th: HostThread, cid: int, desc: int) -> int:
     """Number of dims.
 
     Differs from real ACL: no difference known.
@@ -272,7 +273,7 @@ def get_tensor_desc_num_dims(s: S, th: Any, cid: int, desc: int) -> int:
 
 
 @acl_api("acl.get_tensor_desc_dim", "aclGetTensorDescDim", "kk", out="value", default=-1)
-def get_tensor_desc_dim(s: S, th: Any, cid: int, desc: int, index: int) -> int:
+def get_tensor_desc_dim(s: S, th: HostThread, cid: int, desc: int, index: int) -> int:
     """Dim ``index`` (deprecated: use get_tensor_desc_dim_v2); -1 when out of range.
 
     Differs from real ACL: no difference known.
@@ -281,7 +282,7 @@ def get_tensor_desc_dim(s: S, th: Any, cid: int, desc: int, index: int) -> int:
 
 
 @acl_api("acl.get_tensor_desc_dim_v2", "aclGetTensorDescDimV2", "kk", out=1)
-def get_tensor_desc_dim_v2(s: S, th: Any, cid: int, desc: int, index: int) -> int:
+def get_tensor_desc_dim_v2(s: S, th: HostThread, cid: int, desc: int, index: int) -> int:
     """``(dim, ret)``; ret 100000 when ``index`` is out of range.
 
     Differs from real ACL: no difference known.
@@ -298,7 +299,7 @@ def _dim(s: S, desc: int, index: int) -> int:
 
 
 @acl_api("acl.set_tensor_shape", "aclSetTensorShape", "kO")
-def set_tensor_shape(s: S, th: Any, cid: int, desc: int, dims: Any) -> None:
+def set_tensor_shape(s: S, th: HostThread, cid: int, desc: int, dims: Any) -> None:
     """Replace the dims of a desc.
 
     Differs from real ACL: a dim outside int64 returns 100000 (the binding cannot pass it as
@@ -310,7 +311,7 @@ def set_tensor_shape(s: S, th: Any, cid: int, desc: int, dims: Any) -> None:
 
 
 @acl_api("acl.set_tensor_format", "aclSetTensorFormat", "ki")
-def set_tensor_format(s: S, th: Any, cid: int, desc: int, fmt: int) -> None:
+def set_tensor_format(s: S, th: HostThread, cid: int, desc: int, fmt: int) -> None:
     """Set the desc's format.
 
     Differs from real ACL: no difference known.
@@ -319,7 +320,7 @@ def set_tensor_format(s: S, th: Any, cid: int, desc: int, fmt: int) -> None:
 
 
 @acl_api("acl.set_tensor_const", "aclSetTensorConst", "kpk")
-def set_tensor_const(s: S, th: Any, cid: int, desc: int, ptr: int, size: int) -> None:
+def set_tensor_const(s: S, th: HostThread, cid: int, desc: int, ptr: int, size: int) -> None:
     """Mark an input constant with ``size`` bytes of host data at ``ptr`` (copied now).
 
     Differs from real ACL: no difference known.
@@ -330,7 +331,7 @@ def set_tensor_const(s: S, th: Any, cid: int, desc: int, ptr: int, size: int) ->
 
 
 @acl_api("acl.set_tensor_place_ment", "aclSetTensorPlaceMent", "ki")
-def set_tensor_place_ment(s: S, th: Any, cid: int, desc: int, memtype: int) -> None:
+def set_tensor_place_ment(s: S, th: HostThread, cid: int, desc: int, memtype: int) -> None:
     """Where the input's data lives: ACL_MEMTYPE_DEVICE (0) or ACL_MEMTYPE_HOST (1).
 
     Differs from real ACL: no difference known.
@@ -339,7 +340,7 @@ def set_tensor_place_ment(s: S, th: Any, cid: int, desc: int, memtype: int) -> N
 
 
 @acl_api("acl.set_tensor_desc_name", "aclSetTensorDescName", "ks", out="none")
-def set_tensor_desc_name(s: S, th: Any, cid: int, desc: int, name: str) -> None:
+def set_tensor_desc_name(s: S, th: HostThread, cid: int, desc: int, name: str) -> None:
     """Name a desc (returns None).
 
     Differs from real ACL: no difference known.
@@ -348,7 +349,7 @@ def set_tensor_desc_name(s: S, th: Any, cid: int, desc: int, name: str) -> None:
 
 
 @acl_api("acl.get_tensor_desc_name", "aclGetTensorDescName", "k", out="value", default="")
-def get_tensor_desc_name(s: S, th: Any, cid: int, desc: int) -> str:
+def get_tensor_desc_name(s: S, th: HostThread, cid: int, desc: int) -> str:
     """The desc's name ("" when unnamed).
 
     Differs from real ACL: no difference known.

@@ -28,6 +28,7 @@ from ..runtime import buffers
 from ..runtime import models as M
 from ..runtime.errors import AclError
 from ..runtime.kinds import ObjectKind
+from ..runtime.objects import HostThread
 from ..runtime.session import Session
 from ._boundary import acl_api
 
@@ -35,7 +36,7 @@ S = Session
 
 
 @acl_api("acl.mdl.load_from_file", "aclmdlLoadFromFile", "s", out=1)
-def load_from_file(s: S, th: Any, cid: int, path: str) -> int:
+def load_from_file(s: S, th: HostThread, cid: int, path: str) -> int:
     """``(model_id, ret)``: load an .om file; the runtime manages work and weight memory.
 
     Returns ret 145002 for a missing path and 145006 for a file that is not an OM (GE).
@@ -45,7 +46,7 @@ def load_from_file(s: S, th: Any, cid: int, path: str) -> int:
 
 
 @acl_api("acl.mdl.load_from_mem", "aclmdlLoadFromMem", "pk", out=1)
-def load_from_mem(s: S, th: Any, cid: int, ptr: int, size: int) -> int:
+def load_from_mem(s: S, th: HostThread, cid: int, ptr: int, size: int) -> int:
     """``(model_id, ret)``: load a model from bytes in host memory (EP mode).
 
     Differs from real ACL: as load_from_file.
@@ -54,7 +55,7 @@ def load_from_mem(s: S, th: Any, cid: int, ptr: int, size: int) -> int:
 
 
 @acl_api("acl.mdl.query_size", "aclmdlQuerySize", "s", out=2, default=(0, 0))
-def query_size(s: S, th: Any, cid: int, path: str) -> tuple[int, int]:
+def query_size(s: S, th: HostThread, cid: int, path: str) -> tuple[int, int]:
     """``(work_size, weight_size, ret)`` a model needs for load_from_file_with_mem.
 
     Differs from real ACL: work size is the sum of the model's intermediate tensors.
@@ -63,7 +64,7 @@ def query_size(s: S, th: Any, cid: int, path: str) -> tuple[int, int]:
 
 
 @acl_api("acl.mdl.load_from_file_with_mem", "aclmdlLoadFromFileWithMem", "spkpk", out=1)
-def load_from_file_with_mem(s: S, th: Any, cid: int, path: str, work: int, work_size: int,
+def load_from_file_with_mem(s: S, th: HostThread, cid: int, path: str, work: int, work_size: int,
                             weight: int, weight_size: int) -> int:
     """``(model_id, ret)`` with caller-provided device memory (sizes from query_size).
 
@@ -73,7 +74,7 @@ def load_from_file_with_mem(s: S, th: Any, cid: int, path: str, work: int, work_
 
 
 @acl_api("acl.mdl.unload", "aclmdlUnload", "I")
-def unload(s: S, th: Any, cid: int, model_id: int) -> None:
+def unload(s: S, th: HostThread, cid: int, model_id: int) -> None:
     """Unload a model (in the context that loaded it; 107004 otherwise).
 
     Differs from real ACL: the context code (107004) is the reference's unverified guess.
@@ -82,7 +83,7 @@ def unload(s: S, th: Any, cid: int, model_id: int) -> None:
 
 
 @acl_api("acl.mdl.create_desc", "aclmdlCreateDesc", "", out="value")
-def create_desc(s: S, th: Any, cid: int) -> int:
+def create_desc(s: S, th: HostThread, cid: int) -> int:
     """A new, empty model description.
 
     Differs from real ACL: no difference known.
@@ -91,7 +92,7 @@ def create_desc(s: S, th: Any, cid: int) -> int:
 
 
 @acl_api("acl.mdl.get_desc", "aclmdlGetDesc", "kI")
-def get_desc(s: S, th: Any, cid: int, desc: int, model_id: int) -> None:
+def get_desc(s: S, th: HostThread, cid: int, desc: int, model_id: int) -> None:
     """Fill ``desc`` from a loaded model (100011 for an unknown model id).
 
     Differs from real ACL: no difference known.
@@ -100,7 +101,7 @@ def get_desc(s: S, th: Any, cid: int, desc: int, model_id: int) -> None:
 
 
 @acl_api("acl.mdl.destroy_desc", "aclmdlDestroyDesc", "k")
-def destroy_desc(s: S, th: Any, cid: int, desc: int) -> None:
+def destroy_desc(s: S, th: HostThread, cid: int, desc: int) -> None:
     """Destroy a model description.
 
     Differs from real ACL: no difference known.
@@ -109,7 +110,7 @@ def destroy_desc(s: S, th: Any, cid: int, desc: int) -> None:
 
 
 @acl_api("acl.mdl.get_num_inputs", "aclmdlGetNumInputs", "k", out="value")
-def get_num_inputs(s: S, th: Any, cid: int, desc: int) -> int:
+def get_num_inputs(s: S, th: HostThread, cid: int, desc: int) -> int:
     """Number of model inputs (0 for a null desc); a dynamic-batch model counts its
     ``ascend_mbatch_shape_data`` input too.
 
@@ -119,7 +120,7 @@ def get_num_inputs(s: S, th: Any, cid: int, desc: int) -> int:
 
 
 @acl_api("acl.mdl.get_num_outputs", "aclmdlGetNumOutputs", "k", out="value")
-def get_num_outputs(s: S, th: Any, cid: int, desc: int) -> int:
+def get_num_outputs(s: S, th: HostThread, cid: int, desc: int) -> int:
     """Number of model outputs (0 for a null desc).
 
     Differs from real ACL: no difference known.
@@ -128,7 +129,7 @@ def get_num_outputs(s: S, th: Any, cid: int, desc: int) -> int:
 
 
 @acl_api("acl.mdl.get_input_size_by_index", "aclmdlGetInputSizeByIndex", "kk", out="value")
-def get_input_size_by_index(s: S, th: Any, cid: int, desc: int, index: int) -> int:
+def get_input_size_by_index(s: S, th: HostThread, cid: int, desc: int, index: int) -> int:
     """Bytes of input ``index``: for a dynamic model the most any gear needs (the largest
     gear); ``8 k`` for the ``ascend_mbatch_shape_data`` input (int64 ``[k]``).
 
@@ -138,7 +139,7 @@ def get_input_size_by_index(s: S, th: Any, cid: int, desc: int, index: int) -> i
 
 
 @acl_api("acl.mdl.get_output_size_by_index", "aclmdlGetOutputSizeByIndex", "kk", out="value")
-def get_output_size_by_index(s: S, th: Any, cid: int, desc: int, index: int) -> int:
+def get_output_size_by_index(s: S, th: HostThread, cid: int, desc: int, index: int) -> int:
     """Bytes of output ``index``.
 
     Differs from real ACL: no difference known.
@@ -149,7 +150,7 @@ def get_output_size_by_index(s: S, th: Any, cid: int, desc: int, index: int) -> 
 def _dims_api(name: str, cname: str, output: bool, current: bool = False,
               image: bool = False) -> Any:
     @acl_api(name, cname, "kk", out=1, default={})
-    def dims(s: S, th: Any, cid: int, desc: int, index: int) -> dict[str, Any]:
+    def dims(s: S, th: HostThread, cid: int, desc: int, index: int) -> dict[str, Any]:
         """``({'name', 'dimCount', 'dims'}, ret)``; ``({}, ret)`` on failure.
 
         For a dynamic model the input dims keep their -1 dims and the
@@ -176,7 +177,7 @@ get_cur_output_dims = _dims_api("acl.mdl.get_cur_output_dims", "aclmdlGetCurOutp
 
 def _value_api(name: str, cname: str, fn: Any, output: bool, default: Any = -1) -> Any:
     @acl_api(name, cname, "kk", out="value", default=default)
-    def getter(s: S, th: Any, cid: int, desc: int, index: int) -> Any:
+    def getter(s: S, th: HostThread, cid: int, desc: int, index: int) -> Any:
         """One property of an input or output.
 
         Differs from real ACL: no difference known.
@@ -202,7 +203,7 @@ get_output_name_by_index = _value_api(
 
 
 @acl_api("acl.mdl.get_input_index_by_name", "aclmdlGetInputIndexByName", "ks", out=1)
-def get_input_index_by_name(s: S, th: Any, cid: int, desc: int, name: str) -> int:
+def get_input_index_by_name(s: S, th: HostThread, cid: int, desc: int, name: str) -> int:
     """``(index, ret)`` of the input called ``name``; ret 100000 when there is none (how
     samples tell a static model from a dynamic one with ``"ascend_mbatch_shape_data"``).
 
@@ -212,7 +213,7 @@ def get_input_index_by_name(s: S, th: Any, cid: int, desc: int, name: str) -> in
 
 
 @acl_api("acl.mdl.get_output_index_by_name", "aclmdlGetOutputIndexByName", "ks", out=1)
-def get_output_index_by_name(s: S, th: Any, cid: int, desc: int, name: str) -> int:
+def get_output_index_by_name(s: S, th: HostThread, cid: int, desc: int, name: str) -> int:
     """``(index, ret)`` of the output called ``name``.
 
     Differs from real ACL: no difference known.
@@ -221,7 +222,7 @@ def get_output_index_by_name(s: S, th: Any, cid: int, desc: int, name: str) -> i
 
 
 @acl_api("acl.mdl.create_dataset", "aclmdlCreateDataset", "", out="value")
-def create_dataset(s: S, th: Any, cid: int) -> int:
+def create_dataset(s: S, th: HostThread, cid: int) -> int:
     """A new, empty dataset.
 
     Differs from real ACL: no difference known.
@@ -230,7 +231,7 @@ def create_dataset(s: S, th: Any, cid: int) -> int:
 
 
 @acl_api("acl.mdl.add_dataset_buffer", "aclmdlAddDatasetBuffer", "kk", out=1)
-def add_dataset_buffer(s: S, th: Any, cid: int, dataset: int, buf: int) -> int:
+def add_dataset_buffer(s: S, th: HostThread, cid: int, dataset: int, buf: int) -> int:
     """``(dataset, ret)``: append a data buffer (this odd return shape is pyACL's).
 
     Differs from real ACL: no difference known.
@@ -244,7 +245,7 @@ def add_dataset_buffer(s: S, th: Any, cid: int, dataset: int, buf: int) -> int:
 
 
 @acl_api("acl.mdl.get_dataset_buffer", "aclmdlGetDatasetBuffer", "kk", out="value")
-def get_dataset_buffer(s: S, th: Any, cid: int, dataset: int, index: int) -> int:
+def get_dataset_buffer(s: S, th: HostThread, cid: int, dataset: int, index: int) -> int:
     """The data buffer at ``index``; 0 when out of range (GE model_om2.cpp).
 
     Differs from real ACL: no difference known.
@@ -257,7 +258,7 @@ def get_dataset_buffer(s: S, th: Any, cid: int, dataset: int, index: int) -> int
 
 
 @acl_api("acl.mdl.get_dataset_num_buffers", "aclmdlGetDatasetNumBuffers", "k", out="value")
-def get_dataset_num_buffers(s: S, th: Any, cid: int, dataset: int) -> int:
+def get_dataset_num_buffers(s: S, th: HostThread, cid: int, dataset: int) -> int:
     """Number of buffers in the dataset.
 
     Differs from real ACL: no difference known.
@@ -266,7 +267,7 @@ def get_dataset_num_buffers(s: S, th: Any, cid: int, dataset: int) -> int:
 
 
 @acl_api("acl.mdl.destroy_dataset", "aclmdlDestroyDataset", "k")
-def destroy_dataset(s: S, th: Any, cid: int, dataset: int) -> None:
+def destroy_dataset(s: S, th: HostThread, cid: int, dataset: int) -> None:
     """Destroy a dataset: its data buffers and their memory are NOT released.
 
     Differs from real ACL: no difference known.
@@ -275,7 +276,7 @@ def destroy_dataset(s: S, th: Any, cid: int, dataset: int) -> None:
 
 
 @acl_api("acl.mdl.execute", "aclmdlExecute", "Ikk", launch=True)
-def execute(s: S, th: Any, cid: int, model_id: int, inputs: int, outputs: int) -> None:
+def execute(s: S, th: HostThread, cid: int, model_id: int, inputs: int, outputs: int) -> None:
     """Run the model synchronously; inputs and outputs must be device memory.
 
     Returns ret: 0; 100000 for null datasets/buffers, too few buffers (a dynamic model
@@ -295,7 +296,7 @@ def execute(s: S, th: Any, cid: int, model_id: int, inputs: int, outputs: int) -
 
 
 @acl_api("acl.mdl.execute_async", "aclmdlExecuteAsync", "Ikkk", launch=True)
-def execute_async(s: S, th: Any, cid: int, model_id: int, inputs: int, outputs: int,
+def execute_async(s: S, th: HostThread, cid: int, model_id: int, inputs: int, outputs: int,
                   stream: int) -> None:
     """Queue the model on ``stream``; synchronize before reading outputs.
 
@@ -306,7 +307,7 @@ def execute_async(s: S, th: Any, cid: int, model_id: int, inputs: int, outputs: 
 
 
 @acl_api("acl.mdl.set_dynamic_batch_size", "aclmdlSetDynamicBatchSize", "IkkK")
-def set_dynamic_batch_size(s: S, th: Any, cid: int, model_id: int, dataset: int, index: int,
+def set_dynamic_batch_size(s: S, th: HostThread, cid: int, model_id: int, dataset: int, index: int,
                            batch: int) -> None:
     """Choose the batch gear for executions with this input dataset.
 
@@ -326,7 +327,7 @@ def set_dynamic_batch_size(s: S, th: Any, cid: int, model_id: int, dataset: int,
 
 
 @acl_api("acl.mdl.get_dynamic_batch", "aclmdlGetDynamicBatch", "k", out=1, default={})
-def get_dynamic_batch(s: S, th: Any, cid: int, desc: int) -> dict[str, Any]:
+def get_dynamic_batch(s: S, th: HostThread, cid: int, desc: int) -> dict[str, Any]:
     """``({'batchCount', 'batch'}, ret)``: the model's batch gears.
 
     Differs from real ACL: no difference known.
@@ -338,7 +339,7 @@ def get_dynamic_batch(s: S, th: Any, cid: int, desc: int) -> dict[str, Any]:
 
 
 @acl_api("acl.mdl.get_dynamic_hw", "aclmdlGetDynamicHW", "kk", out=1, default={})
-def get_dynamic_hw(s: S, th: Any, cid: int, desc: int, index: int) -> dict[str, Any]:
+def get_dynamic_hw(s: S, th: HostThread, cid: int, desc: int, index: int) -> dict[str, Any]:
     """``({'hwCount', 'hw'}, ret)``: the model's image-size gears (``atc
     --dynamic_image_size``), ``hw`` a list of ``[height, width]`` pairs;
     ``{'hwCount': 0, 'hw': []}`` for any other model (what ``aclmdlGetDynamicHW`` fills in).
@@ -351,7 +352,7 @@ def get_dynamic_hw(s: S, th: Any, cid: int, desc: int, index: int) -> dict[str, 
 
 
 @acl_api("acl.mdl.set_dynamic_hw_size", "aclmdlSetDynamicHWSize", "IkkKK")
-def set_dynamic_hw_size(s: S, th: Any, cid: int, model_id: int, dataset: int, index: int,
+def set_dynamic_hw_size(s: S, th: HostThread, cid: int, model_id: int, dataset: int, index: int,
                         height: int, width: int) -> None:
     """Choose the image-size gear ``(height, width)`` for executions with this dataset.
 
@@ -372,7 +373,7 @@ def set_dynamic_hw_size(s: S, th: Any, cid: int, model_id: int, dataset: int, in
 
 @acl_api("acl.mdl.get_input_dynamic_gear_count", "aclmdlGetInputDynamicGearCount", "kk",
          out=1, default=0)
-def get_input_dynamic_gear_count(s: S, th: Any, cid: int, desc: int, index: int) -> int:
+def get_input_dynamic_gear_count(s: S, th: HostThread, cid: int, desc: int, index: int) -> int:
     """``(gear_count, ret)``: the number of dims gears (``atc --dynamic_dims``), 0 for any
     other model. ``index`` must be -1 (all inputs; 100000 otherwise, model.cpp).
 
@@ -388,7 +389,7 @@ MAX_GEAR_COUNT = 4096
 
 @acl_api("acl.mdl.get_input_dynamic_dims", "aclmdlGetInputDynamicDims", "kkk", out=1,
          default=None)
-def get_input_dynamic_dims(s: S, th: Any, cid: int, desc: int, index: int,
+def get_input_dynamic_dims(s: S, th: HostThread, cid: int, desc: int, index: int,
                            gear_count: int) -> list[dict[str, Any]]:
     """``(gears, ret)``: one ``{'name', 'dimCount', 'dims'}`` per dims gear, ``dims`` every
     data input's dims concatenated in input order with that gear's values in the -1 dims
@@ -424,7 +425,7 @@ def _dims_arg(dims: Any) -> list[int]:
 
 
 @acl_api("acl.mdl.set_input_dynamic_dims", "aclmdlSetInputDynamicDims", "IkkO")
-def set_input_dynamic_dims(s: S, th: Any, cid: int, model_id: int, dataset: int, index: int,
+def set_input_dynamic_dims(s: S, th: HostThread, cid: int, model_id: int, dataset: int, index: int,
                            dims: Any) -> None:
     """Choose the dims gear for executions with this dataset.
 
@@ -460,7 +461,7 @@ def _aipp(s: S, handle: int) -> A.DynamicAipp:
 
 
 @acl_api("acl.mdl.create_aipp", "aclmdlCreateAIPP", "K", out="value")
-def create_aipp(s: S, th: Any, cid: int, batch_size: int) -> int:
+def create_aipp(s: S, th: HostThread, cid: int, batch_size: int) -> int:
     """A dynamic AIPP parameter set for ``batch_size`` batches (0 for batch 0, as the C call
     returns NULL); every batch starts with var_reci 1.0 and everything else 0.
 
@@ -476,7 +477,7 @@ def create_aipp(s: S, th: Any, cid: int, batch_size: int) -> int:
 
 
 @acl_api("acl.mdl.destroy_aipp", "aclmdlDestroyAIPP", "k")
-def destroy_aipp(s: S, th: Any, cid: int, aipp: int) -> None:
+def destroy_aipp(s: S, th: HostThread, cid: int, aipp: int) -> None:
     """Destroy a dynamic AIPP parameter set (100000 for null or an unknown handle).
 
     Differs from real ACL: an unknown or already destroyed handle gives 100000 where real
@@ -486,7 +487,7 @@ def destroy_aipp(s: S, th: Any, cid: int, aipp: int) -> None:
 
 
 @acl_api("acl.mdl.set_aipp_input_format", "aclmdlSetAIPPInputFormat", "kI")
-def set_aipp_input_format(s: S, th: Any, cid: int, aipp: int, input_format: int) -> None:
+def set_aipp_input_format(s: S, th: HostThread, cid: int, aipp: int, input_format: int) -> None:
     """The picture format (aclAippInputFormat, 1..14); 100000 for another value.
 
     Differs from real ACL: no difference known.
@@ -495,7 +496,8 @@ def set_aipp_input_format(s: S, th: Any, cid: int, aipp: int, input_format: int)
 
 
 @acl_api("acl.mdl.set_aipp_csc_params", "aclmdlSetAIPPCscParams", "kbhhhhhhhhhBBBBBB")
-def set_aipp_csc_params(s: S, th: Any, cid: int, aipp: int, switch: int, *values: int) -> None:
+def set_aipp_csc_params(s: S, th: HostThread, cid: int,
+                        aipp: int, switch: int, *values: int) -> None:
     """Colour-space conversion: switch (0/1), the 9 matrix values (-32677..32676), 3 output
     and 3 input biases (0..255); with the switch off the values are not checked.
 
@@ -505,7 +507,7 @@ def set_aipp_csc_params(s: S, th: Any, cid: int, aipp: int, switch: int, *values
 
 
 @acl_api("acl.mdl.set_aipp_rbuv_swap_switch", "aclmdlSetAIPPRbuvSwapSwitch", "kb")
-def set_aipp_rbuv_swap_switch(s: S, th: Any, cid: int, aipp: int, switch: int) -> None:
+def set_aipp_rbuv_swap_switch(s: S, th: HostThread, cid: int, aipp: int, switch: int) -> None:
     """R/B (or U/V) channel swap: 0 or 1 (100000 otherwise).
 
     Differs from real ACL: no difference known.
@@ -514,7 +516,7 @@ def set_aipp_rbuv_swap_switch(s: S, th: Any, cid: int, aipp: int, switch: int) -
 
 
 @acl_api("acl.mdl.set_aipp_ax_swap_switch", "aclmdlSetAIPPAxSwapSwitch", "kb")
-def set_aipp_ax_swap_switch(s: S, th: Any, cid: int, aipp: int, switch: int) -> None:
+def set_aipp_ax_swap_switch(s: S, th: HostThread, cid: int, aipp: int, switch: int) -> None:
     """RGBA -> ARGB (YUVA -> AYUV) swap: 0 or 1 (100000 otherwise).
 
     Differs from real ACL: no difference known.
@@ -523,7 +525,7 @@ def set_aipp_ax_swap_switch(s: S, th: Any, cid: int, aipp: int, switch: int) -> 
 
 
 @acl_api("acl.mdl.set_aipp_src_image_size", "aclmdlSetAIPPSrcImageSize", "kii")
-def set_aipp_src_image_size(s: S, th: Any, cid: int, aipp: int, width: int,
+def set_aipp_src_image_size(s: S, th: HostThread, cid: int, aipp: int, width: int,
                             height: int) -> None:
     """The source picture size: width 2..4096, height 1..4096 (100000 otherwise).
 
@@ -534,7 +536,7 @@ def set_aipp_src_image_size(s: S, th: Any, cid: int, aipp: int, width: int,
 
 def _window_api(name: str, cname: str, kind: str, fmt: str = "kbiiiiK") -> Any:
     @acl_api(name, cname, fmt)
-    def window(s: S, th: Any, cid: int, aipp: int, switch: int, a: int, b: int, c: int,
+    def window(s: S, th: HostThread, cid: int, aipp: int, switch: int, a: int, b: int, c: int,
                d: int, batch_index: int) -> None:
         """Crop (start w, start h, size w, size h), padding (top, bottom, left, right) or
         resize (input w, h, output w, h) of batch ``batch_index``: 100000 for an index not
@@ -557,7 +559,7 @@ set_aipp_scf_params = _window_api("acl.mdl.set_aipp_scf_params", "aclmdlSetAIPPS
 
 def _dtc_api(name: str, cname: str, kind: str, fmt: str) -> Any:
     @acl_api(name, cname, fmt)
-    def dtc(s: S, th: Any, cid: int, aipp: int, c0: float, c1: float, c2: float, c3: float,
+    def dtc(s: S, th: HostThread, cid: int, aipp: int, c0: float, c1: float, c2: float, c3: float,
             batch_index: int) -> None:
         """Per-channel mean (0..255), min (0..255) or variance reciprocal (-65504..65504)
         of batch ``batch_index``; 100000 for a bad index or a value out of range.
@@ -577,7 +579,7 @@ set_aipp_pixel_var_reci = _dtc_api("acl.mdl.set_aipp_pixel_var_reci",
 
 
 @acl_api("acl.mdl.get_aipp_data_size", "aclmdlGetAippDataSize", "K", out=1)
-def get_aipp_data_size(s: S, th: Any, cid: int, batch_size: int) -> int:
+def get_aipp_data_size(s: S, th: HostThread, cid: int, batch_size: int) -> int:
     """``(size, ret)``: bytes of the dynamic AIPP input for ``batch_size`` batches,
     64 + 96 x batch (100000 for batch 0).
 
@@ -592,7 +594,7 @@ def _aipp_model(s: S, model_id: int) -> Any:
 
 @acl_api("acl.mdl.get_aipp_type", "aclmdlGetAippType", "Ik", out=2,
          default=(0, A.INVALID_NODE_INDEX))
-def get_aipp_type(s: S, th: Any, cid: int, model_id: int, index: int) -> tuple[int, int]:
+def get_aipp_type(s: S, th: HostThread, cid: int, model_id: int, index: int) -> tuple[int, int]:
     """``(type, dynamic_attached_data_index, ret)`` of input ``index``: 1
     (ACL_DATA_WITH_STATIC_AIPP) for an input converted with a static ``--insert_op_conf``,
     2 (ACL_DATA_WITH_DYNAMIC_AIPP, with the index of its ``ascend_dynamic_aipp_data``
@@ -606,7 +608,8 @@ def get_aipp_type(s: S, th: Any, cid: int, model_id: int, index: int) -> tuple[i
 
 
 @acl_api("acl.mdl.get_first_aipp_info", "aclmdlGetFirstAippInfo", "Ik", out=1, default=None)
-def get_first_aipp_info(s: S, th: Any, cid: int, model_id: int, index: int) -> dict[str, Any]:
+def get_first_aipp_info(s: S, th: HostThread, cid: int,
+                        model_id: int, index: int) -> dict[str, Any]:
     """``(aclAippInfo dict, ret)`` of the static AIPP of input ``index``: the configuration
     with camelCase keys (inputFormat, srcImageSizeW, cropSwitch, matrixR0C0, meanChn0, ...),
     the source tensor (srcFormat, srcDatatype, srcDimNum), shapeCount and outDims;
@@ -620,7 +623,7 @@ def get_first_aipp_info(s: S, th: Any, cid: int, model_id: int, index: int) -> d
 
 
 @acl_api("acl.mdl.set_input_aipp", "aclmdlSetInputAIPP", "Ikkk")
-def set_input_aipp(s: S, th: Any, cid: int, model_id: int, dataset: int, index: int,
+def set_input_aipp(s: S, th: HostThread, cid: int, model_id: int, dataset: int, index: int,
                    aipp: int) -> None:
     """Set the dynamic AIPP parameters of the next executions with ``dataset``; ``index``
     is the ``ascend_dynamic_aipp_data`` input (``get_input_index_by_name``). Checks in ACL's
@@ -641,7 +644,7 @@ def set_input_aipp(s: S, th: Any, cid: int, model_id: int, dataset: int, index: 
 
 
 @acl_api("acl.mdl.set_aipp_by_input_index", "aclmdlSetAIPPByInputIndex", "Ikkk")
-def set_aipp_by_input_index(s: S, th: Any, cid: int, model_id: int, dataset: int,
+def set_aipp_by_input_index(s: S, th: HostThread, cid: int, model_id: int, dataset: int,
                             index: int, aipp: int) -> None:
     """Set dynamic AIPP parameters through the data input ``index`` (the one a dynamic AIPP
     is linked to): 100000 for a null parameter set, a null dataset or an index with no

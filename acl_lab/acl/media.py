@@ -14,12 +14,13 @@ from __future__ import annotations
 from typing import Any
 
 from ..runtime import alloc, dvpp, video
+from ..runtime.objects import HostThread
 from ..runtime.session import Session
 from ._boundary import acl_api
 
 
 @acl_api("acl.media.dvpp_malloc", "acldvppMalloc", "k", out=1)
-def dvpp_malloc(s: Session, th: Any, cid: int, size: int) -> int:
+def dvpp_malloc(s: Session, th: HostThread, cid: int, size: int) -> int:
     """``(ptr, ret)``: device memory for DVPP, rounded like aclrtMalloc.
 
     Differs from real ACL: DVPP memory comes from the same capacity as other device memory.
@@ -28,7 +29,7 @@ def dvpp_malloc(s: Session, th: Any, cid: int, size: int) -> int:
 
 
 @acl_api("acl.media.dvpp_free", "acldvppFree", "p")
-def dvpp_free(s: Session, th: Any, cid: int, ptr: int) -> None:
+def dvpp_free(s: Session, th: HostThread, cid: int, ptr: int) -> None:
     """Free DVPP memory; 107000 for host or unknown pointers (RT2 DevDvppFree). Device
     memory from acl.rt.malloc is freed too (DevDvppFree checks only that the pointer is
     device memory), with a warning finding naming acl.rt.free.
@@ -42,7 +43,7 @@ def dvpp_free(s: Session, th: Any, cid: int, ptr: int) -> None:
 
 
 @acl_api("acl.media.dvpp_create_channel_desc", "acldvppCreateChannelDesc", "", out="value")
-def dvpp_create_channel_desc(s: Session, th: Any, cid: int) -> int:
+def dvpp_create_channel_desc(s: Session, th: HostThread, cid: int) -> int:
     """A new channel description (the handle; no ``ret``).
 
     Differs from real ACL: no difference known.
@@ -52,7 +53,7 @@ def dvpp_create_channel_desc(s: Session, th: Any, cid: int) -> int:
 
 @acl_api("acl.media.dvpp_get_channel_desc_channel_id", "acldvppGetChannelDescChannelId", "k",
          out="value")
-def dvpp_get_channel_desc_channel_id(s: Session, th: Any, cid: int, desc: int) -> int:
+def dvpp_get_channel_desc_channel_id(s: Session, th: HostThread, cid: int, desc: int) -> int:
     """The id of the desc's channel: channels are numbered 0, 1, ... in creation order
     (0 also for a desc with no channel yet; the value only).
 
@@ -62,7 +63,7 @@ def dvpp_get_channel_desc_channel_id(s: Session, th: Any, cid: int, desc: int) -
 
 
 @acl_api("acl.media.dvpp_set_channel_desc_mode", "acldvppSetChannelDescMode", "kI")
-def dvpp_set_channel_desc_mode(s: Session, th: Any, cid: int, desc: int, mode: int) -> None:
+def dvpp_set_channel_desc_mode(s: Session, th: HostThread, cid: int, desc: int, mode: int) -> None:
     """Set the channel mode bits (VPC=1, JPEGD=2, JPEGE=4, PNGD=8); samples never call it.
 
     Differs from real ACL: the mode is stored but not enforced (every channel can decode
@@ -72,7 +73,7 @@ def dvpp_set_channel_desc_mode(s: Session, th: Any, cid: int, desc: int, mode: i
 
 
 @acl_api("acl.media.dvpp_create_channel", "acldvppCreateChannel", "k")
-def dvpp_create_channel(s: Session, th: Any, cid: int, desc: int) -> None:
+def dvpp_create_channel(s: Session, th: HostThread, cid: int, desc: int) -> None:
     """Create the DVPP channel of a channel desc; 100000 if it already has one.
 
     Differs from real ACL: a current context is required (107002 without one); whether the
@@ -82,7 +83,7 @@ def dvpp_create_channel(s: Session, th: Any, cid: int, desc: int) -> None:
 
 
 @acl_api("acl.media.dvpp_destroy_channel", "acldvppDestroyChannel", "k")
-def dvpp_destroy_channel(s: Session, th: Any, cid: int, desc: int) -> None:
+def dvpp_destroy_channel(s: Session, th: HostThread, cid: int, desc: int) -> None:
     """Destroy the channel of a channel desc (100000 if it has none).
 
     Differs from real ACL: tasks already queued through the channel still run (the
@@ -92,7 +93,7 @@ def dvpp_destroy_channel(s: Session, th: Any, cid: int, desc: int) -> None:
 
 
 @acl_api("acl.media.dvpp_destroy_channel_desc", "acldvppDestroyChannelDesc", "k")
-def dvpp_destroy_channel_desc(s: Session, th: Any, cid: int, desc: int) -> None:
+def dvpp_destroy_channel_desc(s: Session, th: HostThread, cid: int, desc: int) -> None:
     """Destroy a channel desc; 148051 (ACL_ERROR_RELATIVE_RESOURCE_NOT_CLEARED) while its
     channel still exists: destroy the channel first.
 
@@ -105,7 +106,7 @@ def dvpp_destroy_channel_desc(s: Session, th: Any, cid: int, desc: int) -> None:
 
 
 @acl_api("acl.media.dvpp_create_pic_desc", "acldvppCreatePicDesc", "", out="value")
-def dvpp_create_pic_desc(s: Session, th: Any, cid: int) -> int:
+def dvpp_create_pic_desc(s: Session, th: HostThread, cid: int) -> int:
     """A new picture description with every field 0 (the handle; no ``ret``).
 
     Differs from real ACL: no difference known.
@@ -114,7 +115,7 @@ def dvpp_create_pic_desc(s: Session, th: Any, cid: int) -> int:
 
 
 @acl_api("acl.media.dvpp_destroy_pic_desc", "acldvppDestroyPicDesc", "k")
-def dvpp_destroy_pic_desc(s: Session, th: Any, cid: int, desc: int) -> None:
+def dvpp_destroy_pic_desc(s: Session, th: HostThread, cid: int, desc: int) -> None:
     """Destroy a picture description; its data buffer is not freed (call dvpp_free).
 
     Differs from real ACL: a task already queued with the desc still completes normally.
@@ -132,7 +133,7 @@ _PIC_FIELDS = (("data", "Data", "p", "the picture buffer address (from dvpp_mall
 
 
 def _pic_setter(field: str, cpart: str, letter: str, what: str) -> Any:
-    def impl(s: Session, th: Any, cid: int, desc: int, value: int) -> None:
+    def impl(s: Session, th: HostThread, cid: int, desc: int, value: int) -> None:
         setattr(dvpp.pic_desc(s, desc), field, value)
 
     impl.__name__ = impl.__qualname__ = f"dvpp_set_pic_desc_{field}"
@@ -146,7 +147,7 @@ def _pic_setter(field: str, cpart: str, letter: str, what: str) -> Any:
 def _pic_getter(field: str, cpart: str, letter: str, what: str) -> Any:
     del letter  # getters take only the desc
 
-    def impl(s: Session, th: Any, cid: int, desc: int) -> int:
+    def impl(s: Session, th: HostThread, cid: int, desc: int) -> int:
         return int(getattr(dvpp.pic_desc(s, desc), field))
 
     impl.__name__ = impl.__qualname__ = f"dvpp_get_pic_desc_{field}"
@@ -181,7 +182,7 @@ dvpp_get_pic_desc_ret_code = _pic_getter(
 
 @acl_api("acl.media.dvpp_jpeg_get_image_info", "acldvppJpegGetImageInfo", "pI", out=3,
          default=(0, 0, 0))
-def dvpp_jpeg_get_image_info(s: Session, th: Any, cid: int, data: int,
+def dvpp_jpeg_get_image_info(s: Session, th: HostThread, cid: int, data: int,
                              size: int) -> tuple[int, int, int]:
     """``(width, height, components, ret)`` from the header of a JPEG in **host** memory.
 
@@ -195,7 +196,7 @@ def dvpp_jpeg_get_image_info(s: Session, th: Any, cid: int, data: int,
 
 @acl_api("acl.media.dvpp_jpeg_get_image_info_v2", "acldvppJpegGetImageInfoV2", "pI", out=4,
          default=(0, 0, 0, 0))
-def dvpp_jpeg_get_image_info_v2(s: Session, th: Any, cid: int, data: int,
+def dvpp_jpeg_get_image_info_v2(s: Session, th: HostThread, cid: int, data: int,
                                 size: int) -> tuple[int, int, int, int]:
     """``(width, height, components, jpeg_format, ret)``; jpeg_format is ACL_JPEG_CSS_444=0,
     422=1, 420=2, GRAY=3, 440=4, 411=5 or UNKNOWN=1000, from the sampling factors.
@@ -207,7 +208,7 @@ def dvpp_jpeg_get_image_info_v2(s: Session, th: Any, cid: int, data: int,
 
 
 @acl_api("acl.media.dvpp_jpeg_predict_dec_size", "acldvppJpegPredictDecSize", "pIi", out=1)
-def dvpp_jpeg_predict_dec_size(s: Session, th: Any, cid: int, data: int, size: int,
+def dvpp_jpeg_predict_dec_size(s: Session, th: HostThread, cid: int, data: int, size: int,
                                out_format: int) -> int:
     """``(size, ret)``: output buffer size for decoding the JPEG at host ``data``:
     ``align(w, A) * align(h, 16) * 3 // 2`` for YUV420SP (x2 for 422SP, x3 for 444SP),
@@ -220,7 +221,7 @@ def dvpp_jpeg_predict_dec_size(s: Session, th: Any, cid: int, data: int, size: i
 
 
 @acl_api("acl.media.dvpp_jpeg_decode_async", "acldvppJpegDecodeAsync", "kpIkk", launch=True)
-def dvpp_jpeg_decode_async(s: Session, th: Any, cid: int, chan_desc: int, data: int,
+def dvpp_jpeg_decode_async(s: Session, th: HostThread, cid: int, chan_desc: int, data: int,
                            size: int, out_desc: int, stream: int) -> None:
     """Queue a JPEG decode (JPEGD) on ``stream``: the JPEG bytes at device address ``data``
     become YUV420SP (NV12 or NV21, the out desc's format) written with the out desc's strides;
@@ -244,7 +245,7 @@ def dvpp_jpeg_decode_async(s: Session, th: Any, cid: int, chan_desc: int, data: 
 
 
 @acl_api("acl.media.dvpp_create_resize_config", "acldvppCreateResizeConfig", "", out="value")
-def dvpp_create_resize_config(s: Session, th: Any, cid: int) -> int:
+def dvpp_create_resize_config(s: Session, th: HostThread, cid: int) -> int:
     """A new resize configuration, interpolation 0 (the handle; no ``ret``).
 
     Differs from real ACL: no difference known.
@@ -253,7 +254,7 @@ def dvpp_create_resize_config(s: Session, th: Any, cid: int) -> int:
 
 
 @acl_api("acl.media.dvpp_destroy_resize_config", "acldvppDestroyResizeConfig", "k")
-def dvpp_destroy_resize_config(s: Session, th: Any, cid: int, cfg: int) -> None:
+def dvpp_destroy_resize_config(s: Session, th: HostThread, cid: int, cfg: int) -> None:
     """Destroy a resize configuration.
 
     Differs from real ACL: no difference known.
@@ -263,7 +264,7 @@ def dvpp_destroy_resize_config(s: Session, th: Any, cid: int, cfg: int) -> None:
 
 @acl_api("acl.media.dvpp_set_resize_config_interpolation",
          "acldvppSetResizeConfigInterpolation", "kI")
-def dvpp_set_resize_config_interpolation(s: Session, th: Any, cid: int, cfg: int,
+def dvpp_set_resize_config_interpolation(s: Session, th: HostThread, cid: int, cfg: int,
                                          value: int) -> None:
     """Choose the algorithm: 0 default, 1 bilinear, 2 nearest, 3/4 TF-like bilinear/nearest,
     5 high-order filter (100000 for other values).
@@ -277,7 +278,7 @@ def dvpp_set_resize_config_interpolation(s: Session, th: Any, cid: int, cfg: int
 
 @acl_api("acl.media.dvpp_get_resize_config_interpolation",
          "acldvppGetResizeConfigInterpolation", "k", out="value")
-def dvpp_get_resize_config_interpolation(s: Session, th: Any, cid: int, cfg: int) -> int:
+def dvpp_get_resize_config_interpolation(s: Session, th: HostThread, cid: int, cfg: int) -> int:
     """The interpolation value (the value only).
 
     Differs from real ACL: no difference known.
@@ -286,7 +287,7 @@ def dvpp_get_resize_config_interpolation(s: Session, th: Any, cid: int, cfg: int
 
 
 @acl_api("acl.media.dvpp_vpc_resize_async", "acldvppVpcResizeAsync", "kkkkk", launch=True)
-def dvpp_vpc_resize_async(s: Session, th: Any, cid: int, chan_desc: int, in_desc: int,
+def dvpp_vpc_resize_async(s: Session, th: HostThread, cid: int, chan_desc: int, in_desc: int,
                           out_desc: int, cfg: int, stream: int) -> None:
     """Queue a VPC resize of the input picture into the output picture on ``stream``.
 
@@ -309,7 +310,7 @@ def dvpp_vpc_resize_async(s: Session, th: Any, cid: int, chan_desc: int, in_desc
 
 
 def _setter(name: str, cname: str, fmt: str, resolve: Any, field: str, what: str) -> Any:
-    def impl(s: Session, th: Any, cid: int, handle: int, value: int) -> None:
+    def impl(s: Session, th: HostThread, cid: int, handle: int, value: int) -> None:
         setattr(resolve(s, handle), field, value)
 
     impl.__name__ = impl.__qualname__ = name
@@ -320,7 +321,7 @@ def _setter(name: str, cname: str, fmt: str, resolve: Any, field: str, what: str
 
 
 def _getter(name: str, cname: str, resolve: Any, field: str, what: str) -> Any:
-    def impl(s: Session, th: Any, cid: int, handle: int) -> int:
+    def impl(s: Session, th: HostThread, cid: int, handle: int) -> int:
         # a plain int, as the binding builds it: a code field may hold an ErrorCode member
         return int(getattr(resolve(s, handle), field))
 
@@ -331,7 +332,7 @@ def _getter(name: str, cname: str, resolve: Any, field: str, what: str) -> Any:
 
 
 def _maker(name: str, cname: str, make: Any, what: str) -> Any:
-    def impl(s: Session, th: Any, cid: int) -> int:
+    def impl(s: Session, th: HostThread, cid: int) -> int:
         return int(make(s, cid))
 
     impl.__name__ = impl.__qualname__ = name
@@ -341,7 +342,7 @@ def _maker(name: str, cname: str, make: Any, what: str) -> Any:
 
 
 def _destroyer(name: str, cname: str, destroy: Any, what: str) -> Any:
-    def impl(s: Session, th: Any, cid: int, handle: int) -> None:
+    def impl(s: Session, th: HostThread, cid: int, handle: int) -> None:
         destroy(s, cid, handle)
 
     impl.__name__ = impl.__qualname__ = name
@@ -354,7 +355,7 @@ def _destroyer(name: str, cname: str, destroy: Any, what: str) -> Any:
 
 
 @acl_api("acl.media.dvpp_create_roi_config", "acldvppCreateRoiConfig", "IIII", out="value")
-def dvpp_create_roi_config(s: Session, th: Any, cid: int, left: int, right: int, top: int,
+def dvpp_create_roi_config(s: Session, th: HostThread, cid: int, left: int, right: int, top: int,
                            bottom: int) -> int:
     """A ROI config ``[left, right] x [top, bottom]`` (inclusive offsets; the handle).
 
@@ -370,7 +371,7 @@ dvpp_destroy_roi_config = _destroyer("dvpp_destroy_roi_config", "acldvppDestroyR
 
 
 @acl_api("acl.media.dvpp_set_roi_config", "acldvppSetRoiConfig", "kIIII")
-def dvpp_set_roi_config(s: Session, th: Any, cid: int, cfg: int, left: int, right: int,
+def dvpp_set_roi_config(s: Session, th: HostThread, cid: int, cfg: int, left: int, right: int,
                         top: int, bottom: int) -> None:
     """Set all four offsets of a ROI config; ``ret``.
 
@@ -395,7 +396,7 @@ dvpp_set_roi_config_bottom = _setter("dvpp_set_roi_config_bottom", "acldvppSetRo
 
 @acl_api("acl.media.dvpp_create_batch_pic_desc", "acldvppCreateBatchPicDesc", "I",
          out="value")
-def dvpp_create_batch_pic_desc(s: Session, th: Any, cid: int, batch_size: int) -> int:
+def dvpp_create_batch_pic_desc(s: Session, th: HostThread, cid: int, batch_size: int) -> int:
     """A batch of ``batch_size`` picture descs (the handle; 0 for a size of 0 or > 256).
 
     Differs from real ACL: sizes above 256 (the VPC batch limit) are refused here.
@@ -410,7 +411,7 @@ dvpp_destroy_batch_pic_desc = _destroyer("dvpp_destroy_batch_pic_desc",
 
 
 @acl_api("acl.media.dvpp_get_pic_desc", "acldvppGetPicDesc", "kI", out="value")
-def dvpp_get_pic_desc(s: Session, th: Any, cid: int, batch: int, index: int) -> int:
+def dvpp_get_pic_desc(s: Session, th: HostThread, cid: int, batch: int, index: int) -> int:
     """The pic desc at ``index`` of a batch (the handle; 0 and 100000 outside the batch).
 
     Differs from real ACL: no difference known.
@@ -422,7 +423,7 @@ def dvpp_get_pic_desc(s: Session, th: Any, cid: int, batch: int, index: int) -> 
 
 
 @acl_api("acl.media.dvpp_vpc_crop_async", "acldvppVpcCropAsync", "kkkkk", launch=True)
-def dvpp_vpc_crop_async(s: Session, th: Any, cid: int, chan: int, in_desc: int,
+def dvpp_vpc_crop_async(s: Session, th: HostThread, cid: int, chan: int, in_desc: int,
                         out_desc: int, crop: int, stream: int) -> None:
     """Queue a VPC crop: the crop area of the input, resized to the whole output picture.
 
@@ -438,7 +439,7 @@ def dvpp_vpc_crop_async(s: Session, th: Any, cid: int, chan: int, in_desc: int,
 
 @acl_api("acl.media.dvpp_vpc_crop_resize_async", "acldvppVpcCropResizeAsync", "kkkkkk",
          launch=True)
-def dvpp_vpc_crop_resize_async(s: Session, th: Any, cid: int, chan: int, in_desc: int,
+def dvpp_vpc_crop_resize_async(s: Session, th: HostThread, cid: int, chan: int, in_desc: int,
                                out_desc: int, crop: int, cfg: int, stream: int) -> None:
     """Queue a VPC crop whose resize uses the resize config's interpolation.
 
@@ -450,7 +451,7 @@ def dvpp_vpc_crop_resize_async(s: Session, th: Any, cid: int, chan: int, in_desc
 
 @acl_api("acl.media.dvpp_vpc_crop_and_paste_async", "acldvppVpcCropAndPasteAsync", "kkkkkk",
          launch=True)
-def dvpp_vpc_crop_and_paste_async(s: Session, th: Any, cid: int, chan: int, in_desc: int,
+def dvpp_vpc_crop_and_paste_async(s: Session, th: HostThread, cid: int, chan: int, in_desc: int,
                                   out_desc: int, crop: int, paste: int, stream: int) -> None:
     """Queue a VPC crop-and-paste: the crop area, resized to the paste area, written at the
     paste area of the output; the rest of the output keeps its bytes.
@@ -465,7 +466,7 @@ def dvpp_vpc_crop_and_paste_async(s: Session, th: Any, cid: int, chan: int, in_d
 
 @acl_api("acl.media.dvpp_vpc_crop_resize_paste_async", "acldvppVpcCropResizePasteAsync",
          "kkkkkkk", launch=True)
-def dvpp_vpc_crop_resize_paste_async(s: Session, th: Any, cid: int, chan: int, in_desc: int,
+def dvpp_vpc_crop_resize_paste_async(s: Session, th: HostThread, cid: int, chan: int, in_desc: int,
                                      out_desc: int, crop: int, paste: int, cfg: int,
                                      stream: int) -> None:
     """Queue a crop-and-paste whose resize uses the resize config's interpolation.
@@ -478,7 +479,7 @@ def dvpp_vpc_crop_resize_paste_async(s: Session, th: Any, cid: int, chan: int, i
 
 @acl_api("acl.media.dvpp_vpc_batch_crop_async", "acldvppVpcBatchCropAsync", "kkOkOk", out=1,
          launch=True, default=0)
-def dvpp_vpc_batch_crop_async(s: Session, th: Any, cid: int, chan: int, src_batch: int,
+def dvpp_vpc_batch_crop_async(s: Session, th: HostThread, cid: int, chan: int, src_batch: int,
                               roi_nums: Any, dst_batch: int, crops: Any,
                               stream: int) -> int:
     """``(dst_batch, ret)``: queue one VPC task cropping ``roi_nums[i]`` areas of input
@@ -497,7 +498,7 @@ def dvpp_vpc_batch_crop_async(s: Session, th: Any, cid: int, chan: int, src_batc
 
 @acl_api("acl.media.dvpp_vpc_batch_crop_and_paste_async", "acldvppVpcBatchCropAndPasteAsync",
          "kkOkOOk", out=1, launch=True, default=0)
-def dvpp_vpc_batch_crop_and_paste_async(s: Session, th: Any, cid: int, chan: int,
+def dvpp_vpc_batch_crop_and_paste_async(s: Session, th: HostThread, cid: int, chan: int,
                                         src_batch: int, roi_nums: Any, dst_batch: int,
                                         crops: Any, pastes: Any, stream: int) -> int:
     """``(dst_batch, ret)``: the batch form of dvpp_vpc_crop_and_paste_async (the paste list
@@ -513,7 +514,7 @@ def dvpp_vpc_batch_crop_and_paste_async(s: Session, th: Any, cid: int, chan: int
 
 @acl_api("acl.media.dvpp_vpc_batch_crop_resize_async", "acldvppVpcBatchCropResizeAsync",
          "kkOkOkk", launch=True)
-def dvpp_vpc_batch_crop_resize_async(s: Session, th: Any, cid: int, chan: int,
+def dvpp_vpc_batch_crop_resize_async(s: Session, th: HostThread, cid: int, chan: int,
                                      src_batch: int, roi_nums: Any, dst_batch: int,
                                      crops: Any, cfg: int, stream: int) -> None:
     """``ret`` only (unlike batch_crop): batch crop with the resize config's interpolation.
@@ -527,7 +528,7 @@ def dvpp_vpc_batch_crop_resize_async(s: Session, th: Any, cid: int, chan: int,
 
 @acl_api("acl.media.dvpp_vpc_batch_crop_resize_paste_async",
          "acldvppVpcBatchCropResizePasteAsync", "kkOkOOkk", launch=True)
-def dvpp_vpc_batch_crop_resize_paste_async(s: Session, th: Any, cid: int, chan: int,
+def dvpp_vpc_batch_crop_resize_paste_async(s: Session, th: HostThread, cid: int, chan: int,
                                            src_batch: int, roi_nums: Any, dst_batch: int,
                                            crops: Any, pastes: Any, cfg: int,
                                            stream: int) -> None:
@@ -591,7 +592,7 @@ dvpp_destroy_jpege_config = _destroyer("dvpp_destroy_jpege_config",
 
 
 @acl_api("acl.media.dvpp_set_jpege_config_level", "acldvppSetJpegeConfigLevel", "kI")
-def dvpp_set_jpege_config_level(s: Session, th: Any, cid: int, cfg: int, level: int) -> None:
+def dvpp_set_jpege_config_level(s: Session, th: HostThread, cid: int, cfg: int, level: int) -> None:
     """Set the encoding quality level, 0-100 (100000 above 100).
 
     Differs from real ACL: the level is Pillow's (libjpeg's) quality, 0 taken as 1.
@@ -605,7 +606,7 @@ dvpp_get_jpege_config_level = _getter("dvpp_get_jpege_config_level",
 
 
 @acl_api("acl.media.dvpp_jpeg_predict_enc_size", "acldvppJpegPredictEncSize", "kk", out=1)
-def dvpp_jpeg_predict_enc_size(s: Session, th: Any, cid: int, in_desc: int, cfg: int) -> int:
+def dvpp_jpeg_predict_enc_size(s: Session, th: HostThread, cid: int, in_desc: int, cfg: int) -> int:
     """``(size, ret)``: an output buffer size enough for the JPEG of the input picture:
     ``align(w, 16) * align(h, 16) * 3 // 2 + 4096``; the input follows the JPEGE rules of
     dvpp_jpeg_encode_async (100000 otherwise).
@@ -616,7 +617,7 @@ def dvpp_jpeg_predict_enc_size(s: Session, th: Any, cid: int, in_desc: int, cfg:
 
 
 @acl_api("acl.media.dvpp_jpeg_encode_async", "acldvppJpegEncodeAsync", "kkppkk", launch=True)
-def dvpp_jpeg_encode_async(s: Session, th: Any, cid: int, chan: int, in_desc: int,
+def dvpp_jpeg_encode_async(s: Session, th: HostThread, cid: int, chan: int, in_desc: int,
                            out_data: int, size_ptr: int, cfg: int, stream: int) -> None:
     """Queue a JPEG encode (JPEGE) of a YUV420SP picture into DVPP memory at ``out_data``.
 
@@ -701,7 +702,8 @@ venc_get_channel_desc_channel_id = _getter("venc_get_channel_desc_channel_id",
 
 
 @acl_api("acl.media.vdec_set_channel_desc_callback", "aclvdecSetChannelDescCallback", "kC")
-def vdec_set_channel_desc_callback(s: Session, th: Any, cid: int, desc: int, fn: Any) -> None:
+def vdec_set_channel_desc_callback(s: Session, th: HostThread, cid: int,
+                                   desc: int, fn: Any) -> None:
     """Store ``fn(input_stream_desc, output_pic_desc, user_data)``, called once per frame in
     the desc's report thread; a non-callable raises TypeError("parameter must be callable").
 
@@ -712,7 +714,7 @@ def vdec_set_channel_desc_callback(s: Session, th: Any, cid: int, desc: int, fn:
 
 @acl_api("acl.media.vdec_get_channel_desc_callback", "aclvdecGetChannelDescCallback", "k",
          out="value")
-def vdec_get_channel_desc_callback(s: Session, th: Any, cid: int, desc: int) -> Any:
+def vdec_get_channel_desc_callback(s: Session, th: HostThread, cid: int, desc: int) -> Any:
     """The callable stored for the desc; RuntimeError("did not set callback, failed") if none.
 
     Differs from real ACL: no difference known.
@@ -721,7 +723,7 @@ def vdec_get_channel_desc_callback(s: Session, th: Any, cid: int, desc: int) -> 
 
 
 @acl_api("acl.media.vdec_create_channel", "aclvdecCreateChannel", "k")
-def vdec_create_channel(s: Session, th: Any, cid: int, desc: int) -> None:
+def vdec_create_channel(s: Session, th: HostThread, cid: int, desc: int) -> None:
     """Create the decoder: an internal stream on the current context, with the desc's thread
     subscribed to it so its process_report runs the frame callbacks.
 
@@ -735,7 +737,7 @@ def vdec_create_channel(s: Session, th: Any, cid: int, desc: int) -> None:
 
 
 @acl_api("acl.media.vdec_destroy_channel", "aclvdecDestroyChannel", "k")
-def vdec_destroy_channel(s: Session, th: Any, cid: int, desc: int) -> None:
+def vdec_destroy_channel(s: Session, th: HostThread, cid: int, desc: int) -> None:
     """Wait until every frame sent was decoded and its callback returned, then unsubscribe
     the report thread and destroy the internal stream (aclcppdevg_03_0331).
 
@@ -747,7 +749,7 @@ def vdec_destroy_channel(s: Session, th: Any, cid: int, desc: int) -> None:
 
 
 @acl_api("acl.media.vdec_send_skipped_frame", "aclvdecSendSkippedFrame", "kkkO", launch=True)
-def vdec_send_skipped_frame(s: Session, th: Any, cid: int, desc: int, in_stream: int,
+def vdec_send_skipped_frame(s: Session, th: HostThread, cid: int, desc: int, in_stream: int,
                             cfg: int, user_data: Any) -> None:
     """Queue a frame that is decoded (as a reference for later frames) but gives no picture;
     its callback gets ``(in_stream, 0, user_data)``. Rules and codes as vdec_send_frame.
@@ -758,7 +760,7 @@ def vdec_send_skipped_frame(s: Session, th: Any, cid: int, desc: int, in_stream:
 
 
 @acl_api("acl.media.vdec_send_frame", "aclvdecSendFrame", "kkkkO", launch=True)
-def vdec_send_frame(s: Session, th: Any, cid: int, desc: int, in_stream: int, out_pic: int,
+def vdec_send_frame(s: Session, th: HostThread, cid: int, desc: int, in_stream: int, out_pic: int,
                     cfg: int, user_data: Any) -> None:
     """Queue the decode of one H.264/H.265 frame (Annex-B bytes in device memory, described by
     ``in_stream``) into ``out_pic``; the callback then gets ``(in_stream, out_pic,
@@ -806,7 +808,8 @@ venc_get_frame_config_eos = _getter("venc_get_frame_config_eos", "aclvencGetFram
 
 
 @acl_api("acl.media.venc_set_channel_desc_callback", "aclvencSetChannelDescCallback", "kC")
-def venc_set_channel_desc_callback(s: Session, th: Any, cid: int, desc: int, fn: Any) -> None:
+def venc_set_channel_desc_callback(s: Session, th: HostThread, cid: int,
+                                   desc: int, fn: Any) -> None:
     """Store ``fn(input_pic_desc, output_stream_desc, user_data)``, called once per frame in
     the desc's report thread; a non-callable raises TypeError("parameter must be callable").
 
@@ -817,7 +820,7 @@ def venc_set_channel_desc_callback(s: Session, th: Any, cid: int, desc: int, fn:
 
 @acl_api("acl.media.venc_get_channel_desc_callback", "aclvencGetChannelDescCallback", "k",
          out="value")
-def venc_get_channel_desc_callback(s: Session, th: Any, cid: int, desc: int) -> Any:
+def venc_get_channel_desc_callback(s: Session, th: HostThread, cid: int, desc: int) -> Any:
     """The callable stored for the desc; RuntimeError("did not set callback, failed") if none.
 
     Differs from real ACL: no difference known.
@@ -826,7 +829,7 @@ def venc_get_channel_desc_callback(s: Session, th: Any, cid: int, desc: int) -> 
 
 
 @acl_api("acl.media.venc_create_channel", "aclvencCreateChannel", "k")
-def venc_create_channel(s: Session, th: Any, cid: int, desc: int) -> None:
+def venc_create_channel(s: Session, th: HostThread, cid: int, desc: int) -> None:
     """Create the encoder (H.265 main for enType 0 with libx265, H.264 baseline/main/high for
     1-3 with libx264) of the desc's picture size, its output buffer (buf_size, default 8 MB
     of DVPP memory) and the report-thread subscription.
@@ -843,7 +846,7 @@ def venc_create_channel(s: Session, th: Any, cid: int, desc: int) -> None:
 
 
 @acl_api("acl.media.venc_destroy_channel", "aclvencDestroyChannel", "k")
-def venc_destroy_channel(s: Session, th: Any, cid: int, desc: int) -> None:
+def venc_destroy_channel(s: Session, th: HostThread, cid: int, desc: int) -> None:
     """Wait until every frame sent was encoded and its callback returned, then unsubscribe
     the report thread and free the channel's stream and output buffer.
 
@@ -853,7 +856,7 @@ def venc_destroy_channel(s: Session, th: Any, cid: int, desc: int) -> None:
 
 
 @acl_api("acl.media.venc_send_frame", "aclvencSendFrame", "kkkkO", launch=True)
-def venc_send_frame(s: Session, th: Any, cid: int, desc: int, in_pic: int, reserve: int,
+def venc_send_frame(s: Session, th: HostThread, cid: int, desc: int, in_pic: int, reserve: int,
                     cfg: int, user_data: Any) -> None:
     """Queue the encoding of one YUV420SP picture in DVPP memory; the callback gets
     ``(in_pic, out_stream_desc, user_data)`` where the output stream desc (owned by the

@@ -14,6 +14,7 @@ import numpy as np
 from ..constants import ErrorCode
 from ..runtime import compute
 from ..runtime.errors import AclError
+from ..runtime.objects import HostThread
 from ..runtime.session import Session
 from ._binding import POST_PARSE
 from ._boundary import acl_api
@@ -36,7 +37,7 @@ def _ints(name: str, lists: tuple[Any, ...]) -> list[list[int]]:
 
 
 @acl_api("acl.op.set_model_dir", "aclopSetModelDir", "s")
-def set_model_dir(s: S, th: Any, cid: int, path: str) -> None:
+def set_model_dir(s: S, th: HostThread, cid: int, path: str) -> None:
     """Where compiled single-op models live; a repeat call returns 100002.
 
     Differs from real ACL: nothing is loaded (the emulator's ops need no compiled models);
@@ -46,7 +47,7 @@ def set_model_dir(s: S, th: Any, cid: int, path: str) -> None:
 
 
 @acl_api("acl.op.create_attr", "aclopCreateAttr", "", out="value")
-def create_attr(s: S, th: Any, cid: int) -> int:
+def create_attr(s: S, th: HostThread, cid: int) -> int:
     """A new, empty op attribute set.
 
     Differs from real ACL: no difference known.
@@ -55,7 +56,7 @@ def create_attr(s: S, th: Any, cid: int) -> int:
 
 
 @acl_api("acl.op.destroy_attr", "aclopDestroyAttr", "k", out="none")
-def destroy_attr(s: S, th: Any, cid: int, attr: int) -> None:
+def destroy_attr(s: S, th: HostThread, cid: int, attr: int) -> None:
     """Destroy an attribute set (returns None).
 
     Differs from real ACL: destroying twice is ignored instead of undefined.
@@ -65,7 +66,7 @@ def destroy_attr(s: S, th: Any, cid: int, attr: int) -> None:
 
 def _setter(kind: str, fmt: str, convert: Any) -> Any:
     @acl_api(f"acl.op.set_attr_{kind}", f"aclopSetAttr{kind.title().replace('_', '')}", fmt)
-    def setter(s: S, th: Any, cid: int, attr: int, name: str, value: Any) -> None:
+    def setter(s: S, th: HostThread, cid: int, attr: int, name: str, value: Any) -> None:
         """Set one attribute value.
 
         Differs from real ACL: numpy arrays are accepted for lists with the dtype they have
@@ -103,7 +104,7 @@ set_attr_list_list_int = _setter("list_list_int", "ksO", _list(_list(int)))
 
 
 @acl_api("acl.op.set_attr_data_type", "aclopSetAttrDataType", "ksi", out=1)
-def set_attr_data_type(s: S, th: Any, cid: int, attr: int, name: str, dtype: int) -> int:
+def set_attr_data_type(s: S, th: HostThread, cid: int, attr: int, name: str, dtype: int) -> int:
     """``(attr, ret)``: set a data-type attribute (this setter returns the attr too).
 
     Differs from real ACL: no difference known.
@@ -113,7 +114,7 @@ def set_attr_data_type(s: S, th: Any, cid: int, attr: int, name: str, dtype: int
 
 
 @acl_api("acl.op.execute_v2", "aclopExecuteV2", "sOOOOkk", launch=True)
-def execute_v2(s: S, th: Any, cid: int, op_type: str, in_descs: Any, in_bufs: Any,
+def execute_v2(s: S, th: HostThread, cid: int, op_type: str, in_descs: Any, in_bufs: Any,
                out_descs: Any, out_bufs: Any, attr: int, stream: int) -> None:
     """Queue operator ``op_type`` on ``stream``; synchronize before reading outputs.
 
@@ -128,7 +129,7 @@ def execute_v2(s: S, th: Any, cid: int, op_type: str, in_descs: Any, in_bufs: An
 
 
 @acl_api("acl.op.execute", "aclopExecute", "sOOOOkk", launch=True)
-def execute(s: S, th: Any, cid: int, op_type: str, in_descs: Any, in_bufs: Any,
+def execute(s: S, th: HostThread, cid: int, op_type: str, in_descs: Any, in_bufs: Any,
             out_descs: Any, out_bufs: Any, attr: int, stream: int) -> None:
     """Deprecated form of execute_v2 (same arguments and codes).
 
@@ -139,7 +140,7 @@ def execute(s: S, th: Any, cid: int, op_type: str, in_descs: Any, in_bufs: Any,
 
 
 @acl_api("acl.op.create_handle", "aclopCreateHandle", "sOOk", out=1)
-def create_handle(s: S, th: Any, cid: int, op_type: str, in_descs: Any, out_descs: Any,
+def create_handle(s: S, th: HostThread, cid: int, op_type: str, in_descs: Any, out_descs: Any,
                   attr: int) -> int:
     """``(handle, ret)``: bind an op type to descs and attributes.
 
@@ -150,7 +151,7 @@ def create_handle(s: S, th: Any, cid: int, op_type: str, in_descs: Any, out_desc
 
 
 @acl_api("acl.op.execute_with_handle", "aclopExecWithHandle", "kOOk", launch=True)
-def execute_with_handle(s: S, th: Any, cid: int, handle: int, in_bufs: Any, out_bufs: Any,
+def execute_with_handle(s: S, th: HostThread, cid: int, handle: int, in_bufs: Any, out_bufs: Any,
                         stream: int) -> None:
     """Run a handle from create_handle with these buffers.
 
@@ -161,7 +162,7 @@ def execute_with_handle(s: S, th: Any, cid: int, handle: int, in_bufs: Any, out_
 
 
 @acl_api("acl.op.destroy_handle", "aclopDestroyHandle", "k", out="none")
-def destroy_handle(s: S, th: Any, cid: int, handle: int) -> None:
+def destroy_handle(s: S, th: HostThread, cid: int, handle: int) -> None:
     """Destroy an op handle (returns None).
 
     Differs from real ACL: no difference known.
@@ -170,7 +171,7 @@ def destroy_handle(s: S, th: Any, cid: int, handle: int) -> None:
 
 
 @acl_api("acl.op.cast", "aclopCast", "kkkkBk", launch=True)
-def cast(s: S, th: Any, cid: int, src_desc: int, src_buf: int, dst_desc: int, dst_buf: int,
+def cast(s: S, th: HostThread, cid: int, src_desc: int, src_buf: int, dst_desc: int, dst_buf: int,
          truncate: int, stream: int) -> None:
     """Queue a Cast to the destination desc's data type.
 
@@ -180,7 +181,7 @@ def cast(s: S, th: Any, cid: int, src_desc: int, src_buf: int, dst_desc: int, ds
 
 
 @acl_api("acl.op.infer_shape", "aclopInferShape", "sOOiOk")
-def infer_shape(s: S, th: Any, cid: int, op_type: str, in_descs: Any, in_bufs: Any,
+def infer_shape(s: S, th: HostThread, cid: int, op_type: str, in_descs: Any, in_bufs: Any,
                 num_outputs: int, out_descs: Any, attr: int) -> None:
     """Fill the output descs' dims (and dtypes) for these inputs.
 

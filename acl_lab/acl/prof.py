@@ -22,6 +22,7 @@ from ..constants import ErrorCode
 from ..runtime import buffers
 from ..runtime import profiling as P
 from ..runtime.errors import AclError
+from ..runtime.objects import HostThread
 from ..runtime.session import Session
 from ._boundary import acl_api
 
@@ -29,7 +30,7 @@ S = Session
 
 
 @acl_api("acl.prof.init", "aclprofInit", "s")
-def init(s: S, th: Any, cid: int, path: str) -> None:
+def init(s: S, th: HostThread, cid: int, path: str) -> None:
     """Start a profiling session whose results go under the folder ``path`` (created).
 
     Returns ret: 0; 100001 before acl.init; 100002 when already initialised; 100000 for an
@@ -42,7 +43,7 @@ def init(s: S, th: Any, cid: int, path: str) -> None:
 
 
 @acl_api("acl.prof.set_config", "aclprofSetConfig", "is")
-def set_config(s: S, th: Any, cid: int, config_type: int, value: str) -> None:
+def set_config(s: S, th: HostThread, cid: int, config_type: int, value: str) -> None:
     """Set one more collection option (an aclprofConfigType and its string value) before
     acl.prof.start. Returns ret: 0; 100043 before acl.prof.init; 100000 for an empty value
     or one over 256 bytes.
@@ -54,7 +55,7 @@ def set_config(s: S, th: Any, cid: int, config_type: int, value: str) -> None:
 
 
 @acl_api("acl.prof.create_config", "aclprofCreateConfig", "OikK", out="value")
-def create_config(s: S, th: Any, cid: int, devices: Any, aicore_metrics: int,
+def create_config(s: S, th: HostThread, cid: int, devices: Any, aicore_metrics: int,
                   aicore_events: int, data_types: int) -> int:
     """A profiling config handle for the device ids in the list ``devices`` (0 on failure,
     with the code in the trace: 100000 for an empty list, an unknown or repeated device).
@@ -70,7 +71,7 @@ def create_config(s: S, th: Any, cid: int, devices: Any, aicore_metrics: int,
 
 
 @acl_api("acl.prof.destroy_config", "aclprofDestroyConfig", "k")
-def destroy_config(s: S, th: Any, cid: int, config: int) -> None:
+def destroy_config(s: S, th: HostThread, cid: int, config: int) -> None:
     """Destroy a profiling config. Returns ret: 0, or 100000 for a null, unknown or
     destroyed one.
 
@@ -80,7 +81,7 @@ def destroy_config(s: S, th: Any, cid: int, config: int) -> None:
 
 
 @acl_api("acl.prof.start", "aclprofStart", "k")
-def start(s: S, th: Any, cid: int, config: int) -> None:
+def start(s: S, th: HostThread, cid: int, config: int) -> None:
     """Begin a profiled interval at the caller's virtual time.
 
     Returns ret: 0; 100043 before acl.prof.init; 100042 when an interval is already
@@ -93,7 +94,7 @@ def start(s: S, th: Any, cid: int, config: int) -> None:
 
 
 @acl_api("acl.prof.stop", "aclprofStop", "k")
-def stop(s: S, th: Any, cid: int, config: int) -> None:
+def stop(s: S, th: HostThread, cid: int, config: int) -> None:
     """End the running interval (give the config that start was given).
 
     Returns ret: 0 (also when profiling is not initialised, like msprof); 100043 without a
@@ -104,7 +105,7 @@ def stop(s: S, th: Any, cid: int, config: int) -> None:
 
 
 @acl_api("acl.prof.finalize", "aclprofFinalize", "")
-def finalize(s: S, th: Any, cid: int) -> None:
+def finalize(s: S, th: HostThread, cid: int) -> None:
     """End the profiling session and write the profile of its intervals.
 
     The file is a Perfetto/Chrome trace-event JSON of the trace restricted to the profiled
@@ -174,7 +175,7 @@ def _in_intervals(e: dict[str, Any], intervals: list[tuple[int, int, tuple[int, 
 
 @acl_api("acl.prof.create_subscribe_config", "aclprofCreateSubscribeConfig", "bii",
          out="value")
-def create_subscribe_config(s: S, th: Any, cid: int, time_info: int, aicore_metrics: int,
+def create_subscribe_config(s: S, th: HostThread, cid: int, time_info: int, aicore_metrics: int,
                             fd: int) -> int:
     """A subscribe-config handle: op records of subscribed models go to the pipe ``fd``
     (0 with 100000 in the trace for a time-info switch other than 0 or 1).
@@ -185,7 +186,7 @@ def create_subscribe_config(s: S, th: Any, cid: int, time_info: int, aicore_metr
 
 
 @acl_api("acl.prof.destroy_subscribe_config", "aclprofDestroySubscribeConfig", "k")
-def destroy_subscribe_config(s: S, th: Any, cid: int, config: int) -> None:
+def destroy_subscribe_config(s: S, th: HostThread, cid: int, config: int) -> None:
     """Destroy a subscribe config. Returns ret: 0, or 100000 for a null or unknown one.
 
     Differs from real ACL: no difference known.
@@ -194,7 +195,7 @@ def destroy_subscribe_config(s: S, th: Any, cid: int, config: int) -> None:
 
 
 @acl_api("acl.prof.model_subscribe", "aclprofModelSubscribe", "Ik")
-def model_subscribe(s: S, th: Any, cid: int, model_id: int, config: int) -> None:
+def model_subscribe(s: S, th: HostThread, cid: int, model_id: int, config: int) -> None:
     """Report each later execution of ``model_id`` as op records on the config's pipe.
 
     Returns ret: 0; 100011 for a model that is not loaded; 100000 for a bad config; 148046
@@ -207,7 +208,7 @@ def model_subscribe(s: S, th: Any, cid: int, model_id: int, config: int) -> None
     P.subscribe(s, model_id, config, th.clock)
 
 
-def _unsubscribe(s: S, th: Any, cid: int, model_id: int) -> None:
+def _unsubscribe(s: S, th: HostThread, cid: int, model_id: int) -> None:
     """End the subscription of ``model_id`` after writing every record still pending (the
     pipe must be read meanwhile; after the session's watchdog time the rest is dropped).
 
@@ -226,7 +227,7 @@ model_un_subscribe = acl_api("acl.prof.model_un_subscribe", "aclprofModelUnSubsc
 
 
 @acl_api("acl.prof.get_op_desc_size", "aclprofGetOpDescSize", "", out=1)
-def get_op_desc_size(s: S, th: Any, cid: int) -> int:
+def get_op_desc_size(s: S, th: HostThread, cid: int) -> int:
     """``(size, ret)``: bytes of one op record (read whole multiples of it from the pipe).
 
     Differs from real ACL: acl_lab's records are 256 bytes; real msprof's size differs.
@@ -240,7 +241,7 @@ def _buf(s: S, ptr: int, length: int) -> bytes:
 
 
 @acl_api("acl.prof.get_op_num", "aclprofGetOpNum", "pk", out=1)
-def get_op_num(s: S, th: Any, cid: int, op_info: int, length: int) -> int:
+def get_op_num(s: S, th: HostThread, cid: int, op_info: int, length: int) -> int:
     """``(count, ret)``: op records in the ``length`` bytes at ``op_info``; 100000 when
     ``length`` is not a whole number of records.
 
@@ -253,7 +254,7 @@ def get_op_num(s: S, th: Any, cid: int, op_info: int, length: int) -> int:
 
 def _text_api(name: str, cname: str, field: int) -> Any:
     @acl_api(name, cname, "pkIk", out=1, default="")
-    def text(s: S, th: Any, cid: int, op_info: int, length: int, index: int,
+    def text(s: S, th: HostThread, cid: int, op_info: int, length: int, index: int,
              max_len: int) -> str:
         """``(text, ret)`` of record ``index``; ``("", 100000)`` for a ``max_len`` over 4096
         (the binding's own check) or too short for the text and its NUL.
@@ -274,7 +275,7 @@ def _text_api(name: str, cname: str, field: int) -> Any:
 
 def _text_v2_api(name: str, cname: str, field: int) -> Any:
     @acl_api(name, cname, "pkI", out=1, default=None)
-    def text(s: S, th: Any, cid: int, op_info: int, length: int, index: int) -> str:
+    def text(s: S, th: HostThread, cid: int, op_info: int, length: int, index: int) -> str:
         """``(text, ret)`` of record ``index`` (the binding asks the length first);
         ``(None, 100000)`` for a bad buffer or index.
 
@@ -287,7 +288,7 @@ def _text_v2_api(name: str, cname: str, field: int) -> Any:
 
 def _len_api(name: str, cname: str, field: int) -> Any:
     @acl_api(name, cname, "pkI", out=1)
-    def size(s: S, th: Any, cid: int, op_info: int, length: int, index: int) -> int:
+    def size(s: S, th: HostThread, cid: int, op_info: int, length: int, index: int) -> int:
         """``(length, ret)``: bytes to allocate for the text of record ``index`` (with its
         NUL).
 
@@ -300,7 +301,7 @@ def _len_api(name: str, cname: str, field: int) -> Any:
 
 def _int_api(name: str, cname: str, field: int) -> Any:
     @acl_api(name, cname, "pkI", out="value")
-    def value(s: S, th: Any, cid: int, op_info: int, length: int, index: int) -> int:
+    def value(s: S, th: HostThread, cid: int, op_info: int, length: int, index: int) -> int:
         """The value of record ``index`` (0, with 100000 in the trace, for a bad buffer or
         index: the C function returns 0).
 

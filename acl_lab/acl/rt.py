@@ -11,7 +11,7 @@ from typing import Any
 from ..constants import ErrorCode
 from ..runtime import alloc, copies, devices, events, streams, threads, waits
 from ..runtime.errors import AclError
-from ..runtime.objects import LEGACY, NEW_MODE
+from ..runtime.objects import LEGACY, NEW_MODE, HostThread
 from ..runtime.session import Session
 from ._boundary import acl_api
 
@@ -21,7 +21,7 @@ S = Session
 
 
 @acl_api("acl.rt.set_device", "aclrtSetDevice", "i")
-def set_device(s: S, th: Any, cid: int, device_id: int) -> None:
+def set_device(s: S, th: HostThread, cid: int, device_id: int) -> None:
     """Bind device ``device_id``'s default context to this thread; ref-counted.
 
     Returns ret: 0, or 107001 for an invalid id.
@@ -31,7 +31,7 @@ def set_device(s: S, th: Any, cid: int, device_id: int) -> None:
 
 
 @acl_api("acl.rt.reset_device", "aclrtResetDevice", "i")
-def reset_device(s: S, th: Any, cid: int, device_id: int) -> None:
+def reset_device(s: S, th: HostThread, cid: int, device_id: int) -> None:
     """Drop one set_device reference; at zero wait for the device's streams and release
     its default context, streams, events and leaked memory.
 
@@ -43,7 +43,7 @@ def reset_device(s: S, th: Any, cid: int, device_id: int) -> None:
 
 
 @acl_api("acl.rt.reset_device_force", "aclrtResetDeviceForce", "i")
-def reset_device_force(s: S, th: Any, cid: int, device_id: int) -> None:
+def reset_device_force(s: S, th: HostThread, cid: int, device_id: int) -> None:
     """Release the device whatever its reference count.
 
     Returns ret: 0, 107001, or 107000 when it was already released.
@@ -53,7 +53,7 @@ def reset_device_force(s: S, th: Any, cid: int, device_id: int) -> None:
 
 
 @acl_api("acl.rt.get_device", "aclrtGetDevice", "", out=1)
-def get_device(s: S, th: Any, cid: int) -> int:
+def get_device(s: S, th: HostThread, cid: int) -> int:
     """``(device_id, ret)``; ``(0, 107002)`` when the thread has no context.
 
     Differs from real ACL: no difference known.
@@ -62,7 +62,7 @@ def get_device(s: S, th: Any, cid: int) -> int:
 
 
 @acl_api("acl.rt.get_device_count", "aclrtGetDeviceCount", "", out=1)
-def get_device_count(s: S, th: Any, cid: int) -> int:
+def get_device_count(s: S, th: HostThread, cid: int) -> int:
     """``(count, ret)``: the number of emulated devices.
 
     Differs from real ACL: the count is the session's ``device_count`` setting.
@@ -71,7 +71,7 @@ def get_device_count(s: S, th: Any, cid: int) -> int:
 
 
 @acl_api("acl.rt.get_run_mode", "aclrtGetRunMode", "", out=1)
-def get_run_mode(s: S, th: Any, cid: int) -> int:
+def get_run_mode(s: S, th: HostThread, cid: int) -> int:
     """``(mode, ret)``: ``ACL_HOST`` (1), the EP mode of a PCIe card in a server, or
     ``ACL_DEVICE`` (0) in a session made with ``run_mode="device"`` (``acl-lab run
     --run-mode device``), the RC mode of a program running on the board.
@@ -84,7 +84,7 @@ def get_run_mode(s: S, th: Any, cid: int) -> int:
 
 
 @acl_api("acl.rt.synchronize_device", "aclrtSynchronizeDevice", "", launch=False)
-def synchronize_device(s: S, th: Any, cid: int) -> None:
+def synchronize_device(s: S, th: HostThread, cid: int) -> None:
     """Block until every stream of the current device is done.
 
     Returns ret: 0, 107002 without a context, or the code of a failed task.
@@ -95,7 +95,7 @@ def synchronize_device(s: S, th: Any, cid: int) -> None:
 
 
 @acl_api("acl.rt.synchronize_device_with_timeout", "aclrtSynchronizeDeviceWithTimeout", "i")
-def synchronize_device_with_timeout(s: S, th: Any, cid: int, timeout: int) -> None:
+def synchronize_device_with_timeout(s: S, th: HostThread, cid: int, timeout: int) -> None:
     """Like synchronize_device with a timeout in ms (-1 forever, 0 check now, > 0 ms).
 
     Returns ret: 0, 507046 on timeout, 100000 for a timeout below -1.
@@ -116,7 +116,7 @@ def _timeout_ns(timeout: int) -> int:
 
 
 @acl_api("acl.rt.create_context", "aclrtCreateContext", "i", out=1)
-def create_context(s: S, th: Any, cid: int, device_id: int) -> int:
+def create_context(s: S, th: HostThread, cid: int, device_id: int) -> int:
     """``(context, ret)``: a new context on the device, made current for this thread.
 
     Differs from real ACL: no difference known.
@@ -125,7 +125,7 @@ def create_context(s: S, th: Any, cid: int, device_id: int) -> int:
 
 
 @acl_api("acl.rt.destroy_context", "aclrtDestroyContext", "k")
-def destroy_context(s: S, th: Any, cid: int, context: int) -> None:
+def destroy_context(s: S, th: HostThread, cid: int, context: int) -> None:
     """Destroy an explicit context (waits for its streams; releases them).
 
     Returns ret: 0, 107000 for the default context or an unknown one, 100000 for null.
@@ -136,7 +136,7 @@ def destroy_context(s: S, th: Any, cid: int, context: int) -> None:
 
 
 @acl_api("acl.rt.set_context", "aclrtSetCurrentContext", "k")
-def set_context(s: S, th: Any, cid: int, context: int) -> None:
+def set_context(s: S, th: HostThread, cid: int, context: int) -> None:
     """Make ``context`` current for this thread (its device too).
 
     Returns ret: 0, 100000 for null, 107000 for an unknown or destroyed context.
@@ -146,7 +146,7 @@ def set_context(s: S, th: Any, cid: int, context: int) -> None:
 
 
 @acl_api("acl.rt.get_context", "aclrtGetCurrentContext", "", out=1)
-def get_context(s: S, th: Any, cid: int) -> int:
+def get_context(s: S, th: HostThread, cid: int) -> int:
     """``(context, ret)``; ``(0, 107002)`` when the thread has none.
 
     Differs from real ACL: no difference known.
@@ -156,7 +156,7 @@ def get_context(s: S, th: Any, cid: int) -> int:
 
 @acl_api("acl.rt.ctx_get_current_default_stream", "aclrtCtxGetCurrentDefaultStream", "",
          out=1)
-def ctx_get_current_default_stream(s: S, th: Any, cid: int) -> int:
+def ctx_get_current_default_stream(s: S, th: HostThread, cid: int) -> int:
     """``(stream, ret)``: the current context's default stream.
 
     Differs from real ACL: no difference known.
@@ -170,7 +170,7 @@ def ctx_get_current_default_stream(s: S, th: Any, cid: int) -> int:
 
 
 @acl_api("acl.rt.create_stream", "aclrtCreateStream", "", out=1)
-def create_stream(s: S, th: Any, cid: int) -> int:
+def create_stream(s: S, th: HostThread, cid: int) -> int:
     """``(stream, ret)``: a stream of the current context.
 
     Returns ret 107002 without a context, 207008 past the profile's stream limit.
@@ -180,7 +180,7 @@ def create_stream(s: S, th: Any, cid: int) -> int:
 
 
 @acl_api("acl.rt.create_stream_with_config", "aclrtCreateStreamWithConfig", "ii", out=1)
-def create_stream_with_config(s: S, th: Any, cid: int, priority: int, flag: int) -> int:
+def create_stream_with_config(s: S, th: HostThread, cid: int, priority: int, flag: int) -> int:
     """``(stream, ret)`` with flags; PERSISTENT, CPU_SCHEDULE and DEVICE_USE_ONLY streams
     make synchronize_stream return at once (C-doc 06).
 
@@ -190,7 +190,7 @@ def create_stream_with_config(s: S, th: Any, cid: int, priority: int, flag: int)
 
 
 @acl_api("acl.rt.destroy_stream", "aclrtDestroyStream", "k")
-def destroy_stream(s: S, th: Any, cid: int, stream: int) -> None:
+def destroy_stream(s: S, th: HostThread, cid: int, stream: int) -> None:
     """Destroy a stream of the current context, after its pending tasks finish.
 
     Returns ret: 0, 107003 for a stream of another context, 507000 for a bad handle,
@@ -201,7 +201,7 @@ def destroy_stream(s: S, th: Any, cid: int, stream: int) -> None:
 
 
 @acl_api("acl.rt.destroy_stream_force", "aclrtDestroyStreamForce", "k")
-def destroy_stream_force(s: S, th: Any, cid: int, stream: int) -> None:
+def destroy_stream_force(s: S, th: HostThread, cid: int, stream: int) -> None:
     """Destroy a stream, dropping tasks that have not started.
 
     Differs from real ACL: tasks already placed in virtual time still complete.
@@ -210,7 +210,7 @@ def destroy_stream_force(s: S, th: Any, cid: int, stream: int) -> None:
 
 
 @acl_api("acl.rt.synchronize_stream", "aclrtSynchronizeStream", "k")
-def synchronize_stream(s: S, th: Any, cid: int, stream: int) -> None:
+def synchronize_stream(s: S, th: HostThread, cid: int, stream: int) -> None:
     """Block until every task on ``stream`` (0: the default stream) is done.
 
     A stream of another context is accepted (the runtime switches context); a current
@@ -221,7 +221,8 @@ def synchronize_stream(s: S, th: Any, cid: int, stream: int) -> None:
 
 
 @acl_api("acl.rt.synchronize_stream_with_timeout", "aclrtSynchronizeStreamWithTimeout", "ki")
-def synchronize_stream_with_timeout(s: S, th: Any, cid: int, stream: int, timeout: int) -> None:
+def synchronize_stream_with_timeout(s: S, th: HostThread, cid: int,
+                                    stream: int, timeout: int) -> None:
     """synchronize_stream with a timeout in ms (-1 forever, 0 check now, > 0).
 
     Returns ret: 0, 507046 on timeout, 100000 for a timeout below -1.
@@ -232,7 +233,7 @@ def synchronize_stream_with_timeout(s: S, th: Any, cid: int, stream: int, timeou
 
 
 @acl_api("acl.rt.stream_query", "aclrtStreamQuery", "k", out=1)
-def stream_query(s: S, th: Any, cid: int, stream: int) -> int:
+def stream_query(s: S, th: HostThread, cid: int, stream: int) -> int:
     """``(status, ret)``: ACL_STREAM_STATUS_COMPLETE (0) or NOT_READY (1) at this moment
     of the caller's virtual clock.
 
@@ -242,7 +243,7 @@ def stream_query(s: S, th: Any, cid: int, stream: int) -> int:
 
 
 @acl_api("acl.rt.stream_wait_event", "aclrtStreamWaitEvent", "kk", launch=True)
-def stream_wait_event(s: S, th: Any, cid: int, stream: int, event: int) -> None:
+def stream_wait_event(s: S, th: HostThread, cid: int, stream: int, event: int) -> None:
     """Later tasks on ``stream`` wait until the event's latest record has completed.
 
     Returns ret: 0; 107000 when a legacy event was never recorded (new-mode: no-op);
@@ -257,7 +258,7 @@ def stream_wait_event(s: S, th: Any, cid: int, stream: int, event: int) -> None:
 
 
 @acl_api("acl.rt.create_event", "aclrtCreateEvent", "", out=1)
-def create_event(s: S, th: Any, cid: int) -> int:
+def create_event(s: S, th: HostThread, cid: int) -> int:
     """``(event, ret)``: a legacy event of the current context.
 
     Differs from real ACL: event resources are counted at creation, not at first record.
@@ -266,7 +267,7 @@ def create_event(s: S, th: Any, cid: int) -> int:
 
 
 @acl_api("acl.rt.create_event_with_flag", "aclrtCreateEventWithFlag", "I", out=1)
-def create_event_with_flag(s: S, th: Any, cid: int, flag: int) -> int:
+def create_event_with_flag(s: S, th: HostThread, cid: int, flag: int) -> int:
     """``(event, ret)``: a legacy event with flags (ACL_EVENT_SYNC needed for wait/reset).
 
     Differs from real ACL: using an event without ACL_EVENT_SYNC in stream_wait_event or
@@ -276,7 +277,7 @@ def create_event_with_flag(s: S, th: Any, cid: int, flag: int) -> int:
 
 
 @acl_api("acl.rt.create_event_ex_with_flag", "aclrtCreateEventExWithFlag", "I", out=1)
-def create_event_ex_with_flag(s: S, th: Any, cid: int, flag: int) -> int:
+def create_event_ex_with_flag(s: S, th: HostThread, cid: int, flag: int) -> int:
     """``(event, ret)``: a new-mode event (re-recordable; waiting before a record is a
     no-op; query reports COMPLETE before the first record).
 
@@ -286,7 +287,7 @@ def create_event_ex_with_flag(s: S, th: Any, cid: int, flag: int) -> int:
 
 
 @acl_api("acl.rt.record_event", "aclrtRecordEvent", "kk", launch=True)
-def record_event(s: S, th: Any, cid: int, event: int, stream: int) -> None:
+def record_event(s: S, th: HostThread, cid: int, event: int, stream: int) -> None:
     """Queue a record of ``event`` on ``stream``: it completes after every task already
     submitted there.
 
@@ -297,7 +298,7 @@ def record_event(s: S, th: Any, cid: int, event: int, stream: int) -> None:
 
 
 @acl_api("acl.rt.reset_event", "aclrtResetEvent", "kk", launch=True)
-def reset_event(s: S, th: Any, cid: int, event: int, stream: int) -> None:
+def reset_event(s: S, th: HostThread, cid: int, event: int, stream: int) -> None:
     """Queue a reset of ``event`` on ``stream``; waits that run after it need a new record.
 
     Differs from real ACL: reset of a plain create_event event is allowed with a warning
@@ -307,7 +308,7 @@ def reset_event(s: S, th: Any, cid: int, event: int, stream: int) -> None:
 
 
 @acl_api("acl.rt.query_event", "aclrtQueryEvent", "k", out=1)
-def query_event(s: S, th: Any, cid: int, event: int) -> int:
+def query_event(s: S, th: HostThread, cid: int, event: int) -> int:
     """``(status, ret)`` with the deprecated enum: ACL_EVENT_STATUS_COMPLETE = 0,
     NOT_READY = 1 (the opposite numbering of query_event_status).
 
@@ -317,7 +318,7 @@ def query_event(s: S, th: Any, cid: int, event: int) -> int:
 
 
 @acl_api("acl.rt.query_event_status", "aclrtQueryEventStatus", "k", out=1)
-def query_event_status(s: S, th: Any, cid: int, event: int) -> int:
+def query_event_status(s: S, th: HostThread, cid: int, event: int) -> int:
     """``(status, ret)``: ACL_EVENT_RECORDED_STATUS_NOT_READY = 0, COMPLETE = 1.
 
     Differs from real ACL: "now" is the calling thread's virtual time.
@@ -326,7 +327,7 @@ def query_event_status(s: S, th: Any, cid: int, event: int) -> int:
 
 
 @acl_api("acl.rt.synchronize_event", "aclrtSynchronizeEvent", "k")
-def synchronize_event(s: S, th: Any, cid: int, event: int) -> None:
+def synchronize_event(s: S, th: HostThread, cid: int, event: int) -> None:
     """Block until the event's latest record has completed (at once if never recorded).
 
     Differs from real ACL: a wait that can never finish raises acl_lab.DeadlockError.
@@ -335,7 +336,8 @@ def synchronize_event(s: S, th: Any, cid: int, event: int) -> None:
 
 
 @acl_api("acl.rt.synchronize_event_with_timeout", "aclrtSynchronizeEventWithTimeout", "ki")
-def synchronize_event_with_timeout(s: S, th: Any, cid: int, event: int, timeout: int) -> None:
+def synchronize_event_with_timeout(s: S, th: HostThread, cid: int,
+                                   event: int, timeout: int) -> None:
     """synchronize_event with a timeout in ms; returns 507047 on timeout.
 
     Differs from real ACL: the timeout is in virtual time.
@@ -344,7 +346,7 @@ def synchronize_event_with_timeout(s: S, th: Any, cid: int, event: int, timeout:
 
 
 @acl_api("acl.rt.event_elapsed_time", "aclrtEventElapsedTime", "kk", out=1, default=0.0)
-def event_elapsed_time(s: S, th: Any, cid: int, start: int, end: int) -> float:
+def event_elapsed_time(s: S, th: HostThread, cid: int, start: int, end: int) -> float:
     """``(ms, ret)``: milliseconds between the two events' latest records (float).
 
     Returns ret 507000 if either was never recorded, 107006 if one is not complete yet.
@@ -355,7 +357,7 @@ def event_elapsed_time(s: S, th: Any, cid: int, start: int, end: int) -> float:
 
 
 @acl_api("acl.rt.destroy_event", "aclrtDestroyEvent", "k")
-def destroy_event(s: S, th: Any, cid: int, event: int) -> None:
+def destroy_event(s: S, th: HostThread, cid: int, event: int) -> None:
     """Destroy an event; queued records still complete (current docs).
 
     Differs from real ACL: no difference known.
@@ -367,7 +369,7 @@ def destroy_event(s: S, th: Any, cid: int, event: int) -> None:
 
 
 @acl_api("acl.rt.malloc", "aclrtMalloc", "ki", out=1)
-def malloc(s: S, th: Any, cid: int, size: int, policy: int) -> int:
+def malloc(s: S, th: HostThread, cid: int, size: int, policy: int) -> int:
     """``(ptr, ret)``: device memory, 64-byte aligned, ``((size+63)//32)*32`` bytes.
 
     Policies: HUGE_FIRST (0: huge pages above 1 MiB, else normal), HUGE_ONLY (1),
@@ -380,7 +382,7 @@ def malloc(s: S, th: Any, cid: int, size: int, policy: int) -> int:
 
 
 @acl_api("acl.rt.malloc_align32", "aclrtMallocAlign32", "ki", out=1)
-def malloc_align32(s: S, th: Any, cid: int, size: int, policy: int) -> int:
+def malloc_align32(s: S, th: HostThread, cid: int, size: int, policy: int) -> int:
     """``(ptr, ret)``: like malloc but rounded up to 32 bytes with no padding.
 
     Differs from real ACL: as malloc.
@@ -389,7 +391,7 @@ def malloc_align32(s: S, th: Any, cid: int, size: int, policy: int) -> int:
 
 
 @acl_api("acl.rt.malloc_cached", "aclrtMallocCached", "ki", out=1)
-def malloc_cached(s: S, th: Any, cid: int, size: int, policy: int) -> int:
+def malloc_cached(s: S, th: HostThread, cid: int, size: int, policy: int) -> int:
     """``(ptr, ret)``: cache-able device memory, rounded like malloc.
 
     Differs from real ACL: caches are not modelled (no flush/invalidate needed).
@@ -398,7 +400,7 @@ def malloc_cached(s: S, th: Any, cid: int, size: int, policy: int) -> int:
 
 
 @acl_api("acl.rt.malloc_host", "aclrtMallocHost", "k", out=1)
-def malloc_host(s: S, th: Any, cid: int, size: int) -> int:
+def malloc_host(s: S, th: HostThread, cid: int, size: int) -> int:
     """``(ptr, ret)``: page-locked host memory (a real 64-byte-aligned buffer).
 
     Differs from real ACL: the buffer reads as zero before it is written.
@@ -407,7 +409,7 @@ def malloc_host(s: S, th: Any, cid: int, size: int) -> int:
 
 
 @acl_api("acl.rt.free", "aclrtFree", "p")
-def free(s: S, th: Any, cid: int, ptr: int) -> None:
+def free(s: S, th: HostThread, cid: int, ptr: int) -> None:
     """Free device memory at once (queued tasks are not waited for).
 
     Returns ret: 0, 100000 for null, 107000 for a double free, a foreign pointer or host
@@ -419,7 +421,7 @@ def free(s: S, th: Any, cid: int, ptr: int) -> None:
 
 
 @acl_api("acl.rt.free_host", "aclrtFreeHost", "p")
-def free_host(s: S, th: Any, cid: int, ptr: int) -> None:
+def free_host(s: S, th: HostThread, cid: int, ptr: int) -> None:
     """Free malloc_host memory at once.
 
     Returns ret: 0, 100000 for null, 107000 for device memory, a double free or a pointer
@@ -429,7 +431,7 @@ def free_host(s: S, th: Any, cid: int, ptr: int) -> None:
 
 
 @acl_api("acl.rt.memcpy", "aclrtMemcpy", "pkpki")
-def memcpy(s: S, th: Any, cid: int, dst: int, dest_max: int, src: int, count: int,
+def memcpy(s: S, th: HostThread, cid: int, dst: int, dest_max: int, src: int, count: int,
            kind: int) -> None:
     """Synchronous copy of ``count`` bytes; the direction is taken from the pointers.
 
@@ -447,7 +449,7 @@ def memcpy(s: S, th: Any, cid: int, dst: int, dest_max: int, src: int, count: in
 
 
 @acl_api("acl.rt.memcpy_async", "aclrtMemcpyAsync", "pkpkik", launch=True)
-def memcpy_async(s: S, th: Any, cid: int, dst: int, dest_max: int, src: int, count: int,
+def memcpy_async(s: S, th: HostThread, cid: int, dst: int, dest_max: int, src: int, count: int,
                  kind: int, stream: int) -> None:
     """Queue a copy on ``stream``. Host memory should come from malloc_host.
 
@@ -461,7 +463,8 @@ def memcpy_async(s: S, th: Any, cid: int, dst: int, dest_max: int, src: int, cou
 
 
 @acl_api("acl.rt.memset", "aclrtMemset", "pkik")
-def memset(s: S, th: Any, cid: int, ptr: int, max_count: int, value: int, count: int) -> None:
+def memset(s: S, th: HostThread, cid: int,
+           ptr: int, max_count: int, value: int, count: int) -> None:
     """Synchronous memset; every byte gets the low 8 bits of ``value``.
 
     Differs from real ACL: out-of-bounds ranges are refused (507053).
@@ -470,7 +473,7 @@ def memset(s: S, th: Any, cid: int, ptr: int, max_count: int, value: int, count:
 
 
 @acl_api("acl.rt.memset_async", "aclrtMemsetAsync", "pkikk", launch=True)
-def memset_async(s: S, th: Any, cid: int, ptr: int, max_count: int, value: int, count: int,
+def memset_async(s: S, th: HostThread, cid: int, ptr: int, max_count: int, value: int, count: int,
                  stream: int) -> None:
     """Queue a memset on ``stream``; host memory is set at once (RT2 behaviour).
 
@@ -480,7 +483,7 @@ def memset_async(s: S, th: Any, cid: int, ptr: int, max_count: int, value: int, 
 
 
 @acl_api("acl.rt.get_mem_info", "aclrtGetMemInfo", "i", out=2, default=(0, 0))
-def get_mem_info(s: S, th: Any, cid: int, attr: int) -> tuple[int, int]:
+def get_mem_info(s: S, th: HostThread, cid: int, attr: int) -> tuple[int, int]:
     """``(free, total, ret)`` of the current device for an aclrtMemAttr.
 
     DDR on a DDR device (310, 310P) or HBM on an HBM device; HBM asked of a DDR device
@@ -494,7 +497,7 @@ def get_mem_info(s: S, th: Any, cid: int, attr: int) -> tuple[int, int]:
 
 
 @acl_api("acl.rt.subscribe_report", "aclrtSubscribeReport", "Kk")
-def subscribe_report(s: S, th: Any, cid: int, tid: int, stream: int) -> None:
+def subscribe_report(s: S, th: HostThread, cid: int, tid: int, stream: int) -> None:
     """Callbacks launched on ``stream`` will run in thread ``tid`` (its process_report).
 
     ``tid`` is the id from acl.util.start_thread or threading.get_ident().
@@ -505,7 +508,7 @@ def subscribe_report(s: S, th: Any, cid: int, tid: int, stream: int) -> None:
 
 
 @acl_api("acl.rt.unsubscribe_report", "aclrtUnSubscribeReport", "Kk")
-def unsubscribe_report(s: S, th: Any, cid: int, tid: int, stream: int) -> None:
+def unsubscribe_report(s: S, th: HostThread, cid: int, tid: int, stream: int) -> None:
     """Undo subscribe_report.
 
     Differs from real ACL: the code for a stream that is not subscribed (107000) is
@@ -515,7 +518,7 @@ def unsubscribe_report(s: S, th: Any, cid: int, tid: int, stream: int) -> None:
 
 
 @acl_api("acl.rt.launch_callback", "aclrtLaunchCallback", "COik", launch=True)
-def launch_callback(s: S, th: Any, cid: int, fn: Any, user_data: Any, block_type: int,
+def launch_callback(s: S, th: HostThread, cid: int, fn: Any, user_data: Any, block_type: int,
                     stream: int) -> None:
     """Queue ``fn(user_data)`` on ``stream``; it runs in the subscribed thread.
 
@@ -528,7 +531,7 @@ def launch_callback(s: S, th: Any, cid: int, fn: Any, user_data: Any, block_type
 
 
 @acl_api("acl.rt.process_report", "aclrtProcessReport", "i")
-def process_report(s: S, th: Any, cid: int, timeout: int) -> None:
+def process_report(s: S, th: HostThread, cid: int, timeout: int) -> None:
     """Run the callbacks reported to this thread, waiting up to ``timeout`` ms (-1 forever).
 
     Returns ret: 0, 507012 on timeout, 107012 in a thread with no subscription, 100000 for

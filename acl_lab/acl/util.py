@@ -15,6 +15,7 @@ import numpy as np
 
 from ..runtime import buffers, threads
 from ..runtime.errors import AclError
+from ..runtime.objects import HostThread
 from ..runtime.session import Session
 from ..runtime.sites import warn_at_caller
 from ._boundary import acl_api
@@ -37,7 +38,7 @@ def _byte_bounds(arr: np.ndarray) -> tuple[int, int]:
 
 
 @acl_api("acl.util.numpy_to_ptr", "numpy_to_ptr", "O", out="value")
-def numpy_to_ptr(s: S, th: Any, cid: int, arr: Any) -> int:
+def numpy_to_ptr(s: S, th: HostThread, cid: int, arr: Any) -> int:
     """The address of an ndarray's data (no copy); writes through it change the array.
 
     Deprecated in pyACL (warns, as the binding does); use bytes_to_ptr.
@@ -58,7 +59,7 @@ def numpy_to_ptr(s: S, th: Any, cid: int, arr: Any) -> int:
 
 @acl_api("acl.util.numpy_contiguous_to_ptr", "numpy_contiguous_to_ptr", "O", out="value",
          default=None)
-def numpy_contiguous_to_ptr(s: S, th: Any, cid: int, arr: Any) -> tuple[int, np.ndarray]:
+def numpy_contiguous_to_ptr(s: S, th: HostThread, cid: int, arr: Any) -> tuple[int, np.ndarray]:
     """``(ptr, contiguous_array)``: a contiguous copy and its address; keep the array.
 
     Deprecated in pyACL. Differs from real ACL: no difference known.
@@ -70,7 +71,7 @@ def numpy_contiguous_to_ptr(s: S, th: Any, cid: int, arr: Any) -> tuple[int, np.
 
 
 @acl_api("acl.util.ptr_to_numpy", "ptr_to_numpy", "pOi", out="value", default=None)
-def ptr_to_numpy(s: S, th: Any, cid: int, ptr: int, shape: Any, npy_type: int) -> np.ndarray:
+def ptr_to_numpy(s: S, th: HostThread, cid: int, ptr: int, shape: Any, npy_type: int) -> np.ndarray:
     """A writable ndarray view (no copy) of host memory at ``ptr``.
 
     ``shape`` must be a tuple; ``npy_type`` is a numpy type number (11 = float32).
@@ -110,7 +111,7 @@ def _dtype_from_num(num: int) -> np.dtype[Any]:
 
 
 @acl_api("acl.util.bytes_to_ptr", "bytes_to_ptr", "O", out="value")
-def bytes_to_ptr(s: S, th: Any, cid: int, data: Any) -> int:
+def bytes_to_ptr(s: S, th: HostThread, cid: int, data: Any) -> int:
     """The address of a ``bytes`` object's buffer (no copy), to copy *from*. The bytes
     must outlive the pointer.
 
@@ -133,7 +134,7 @@ def bytes_to_ptr(s: S, th: Any, cid: int, data: Any) -> int:
 
 
 @acl_api("acl.util.ptr_to_bytes", "ptr_to_bytes", "pk", out="value", default=b"")
-def ptr_to_bytes(s: S, th: Any, cid: int, ptr: int, size: int) -> bytes:
+def ptr_to_bytes(s: S, th: HostThread, cid: int, ptr: int, size: int) -> bytes:
     """A copy of ``size`` bytes of host memory at ``ptr`` (of device memory too in the
     device run mode, where host and device memory are one).
 
@@ -150,7 +151,7 @@ def ptr_to_bytes(s: S, th: Any, cid: int, ptr: int, size: int) -> bytes:
 
 
 @acl_api("acl.util.start_thread", "start_thread", "CO", out=1)
-def start_thread(s: S, th: Any, cid: int, fn: Any, args: Any) -> int:
+def start_thread(s: S, th: HostThread, cid: int, fn: Any, args: Any) -> int:
     """``(tid, ret)``: a thread calling ``fn(args)`` (``fn()`` when args is None).
 
     Differs from real ACL: a Python daemon thread instead of a pthread; the tid is its
@@ -160,7 +161,7 @@ def start_thread(s: S, th: Any, cid: int, fn: Any, args: Any) -> int:
 
 
 @acl_api("acl.util.stop_thread", "stop_thread", "k")
-def stop_thread(s: S, th: Any, cid: int, tid: int) -> None:
+def stop_thread(s: S, th: HostThread, cid: int, tid: int) -> None:
     """Join a start_thread thread; if it raised, raise RuntimeError("exception=...").
 
     Differs from real ACL: joining a thread that can never finish raises DeadlockError.
