@@ -42,8 +42,9 @@ def int_array(values: Any, small: bool = False) -> array[int]:
 
 @dataclass(frozen=True)
 class PtrArgs:
-    """Every pointer argument of the trace as three int64 columns in argument order: the
-    call that passed it, the allocation row it points into and the offset there. Iterating
+    """Every pointer argument of the trace as three columns in argument order: the call that
+    passed it, the allocation row it points into (int32 unless a table passes 2**31 rows)
+    and the offset there (int64). Iterating
     gives ``(call, alloc, offset)`` tuples (two million of them as a list would hold hundreds
     of MB; vectorised checks read the columns)."""
 
@@ -172,13 +173,23 @@ class TraceIndex:
     def ptr_args(self) -> PtrArgs:
         """Every pointer argument, decoded once (see ``PtrArgs``)."""
         t = self.trace
-        rows = np.nonzero(t.args["kind"] == ARG_PTR)[0]
-        if not len(rows) or not t.calls.rows:
-            empty = np.zeros(0, dtype=np.int64)
-            return PtrArgs(empty, empty, empty)
-        owner = np.searchsorted(t.calls["arg_start"], rows, side="right") - 1
-        v = t.args["value"][rows].astype(np.int64)
-        return PtrArgs(owner.astype(np.int64), v >> PTR_SHIFT, v & PTR_OFFSET_MASK)
+        kinds, values, starts = t.args["kind"], t.args["value"], t.calls["arg_start"]
+        n = int(np.count_nonzero(kinds == ARG_PTR)) if t.calls.rows else 0
+        # call and allocation rows fit int32 unless a table passes 2**31 rows; filled in
+        # slices, so no whole-column temporaries (a million copies pass two million pointers)
+        small = max(t.calls.rows, t.allocs.rows) < 1 << 31
+        out = PtrArgs(np.empty(n, np.int32 if small else np.int64),
+                      np.empty(n, np.int32 if small else np.int64), np.empty(n, np.int64))
+        at, step = 0, 1 << 18
+        for lo in range(0, len(kinds) if n else 0, step):
+            rows = np.nonzero(kinds[lo:lo + step] == ARG_PTR)[0] + lo
+            v = values[rows].astype(np.int64)
+            end = at + len(rows)
+            out.calls[at:end] = np.searchsorted(starts, rows, side="right") - 1
+            out.allocs[at:end] = v >> PTR_SHIFT
+            out.offsets[at:end] = v & PTR_OFFSET_MASK
+            at = end
+        return out
 
     # ------------------------------------------------------------------ memory
     @cached_property
@@ -228,6 +239,18 @@ class TraceIndex:
             self.memo[key] = got
         out: dict[int, list[tuple[int, int]]] = got
         return out
+
+    # ------------------------------------------------------------------ streams
+    @cached_property
+    def stream_tasks(self) -> dict[int, np.ndarray]:
+        """Stream (its objects row) -> the ids of its tasks in queue order (ascending: a
+        stream runs its tasks first-in first-out)."""
+        stream = self.trace.tasks["stream"]
+        rows = np.nonzero(stream >= 0)[0]
+        order = rows[np.argsort(stream[rows], kind="stable")]
+        keys = stream[order]
+        cuts = np.nonzero(np.diff(keys))[0] + 1
+        return {int(stream[part[0]]): part for part in np.split(order, cuts) if len(part)}
 
     # ------------------------------------------------------------------ diagnostics
     def diags_of(self, kind: str) -> list[tuple[int, int, str]]:

@@ -31,10 +31,11 @@ def program(acl: ModuleType) -> None:
     free of an unknown address (an error diagnostic) and a second thread's name."""
     host = ok(acl.rt.malloc_host(N))
     devs = [ok(acl.rt.malloc(N, ACL_MEM_MALLOC_NORMAL_ONLY)) for _ in range(3)]
-    s = ok(acl.rt.create_stream())
-    for d in devs:
+    streams = [ok(acl.rt.create_stream()) for _ in range(2)]
+    for i, d in enumerate(devs):  # streams 0, 1, 0: each stream's queue is not a range
+        s = streams[i % 2]
         assert acl.rt.memcpy_async(d + 64, 64, host, 64, ACL_MEMCPY_HOST_TO_DEVICE, s) == 0
-    assert acl.rt.synchronize_stream(s) == ACL_SUCCESS
+    assert acl.rt.synchronize_device() == ACL_SUCCESS
     assert acl.rt.free(devs[0]) == ACL_SUCCESS
     assert acl.rt.free(devs[0]) != ACL_SUCCESS
     assert acl.rt.free(12345) != ACL_SUCCESS
@@ -107,3 +108,12 @@ def test_one_index_per_trace_beside_it(ready: ModuleType, session: Session) -> N
     del a, ix
     gc.collect()
     assert gone() is None and len(index_mod._INDEXES) >= 1  # b's index is still there
+
+
+def test_stream_tasks_are_each_streams_queue(trace: Trace) -> None:
+    ix = TraceIndex.of(trace)
+    stream = trace.tasks["stream"]
+    assert set(ix.stream_tasks) == {int(s) for s in stream.tolist() if s >= 0}
+    assert len(ix.stream_tasks) == 2
+    for s, tasks in ix.stream_tasks.items():
+        assert tasks.tolist() == np.nonzero(stream == s)[0].tolist()

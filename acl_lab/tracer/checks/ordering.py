@@ -114,36 +114,54 @@ def _may_race(trace: Any) -> np.ndarray:
     only the tasks that made one (a clock over fewer points orders them the same way).
     """
     acc, tasks, calls = trace.accesses, trace.tasks, trace.calls
-    nt, nc = tasks.rows, calls.rows
-    task = acc["task"].astype(np.int64)
-    alloc = acc["alloc"].astype(np.int64)
-    keep = (task >= 0) & (task < nt) & (alloc >= 0) & (acc["length"] > 0)
+    nt, nc, na = tasks.rows, calls.rows, trace.allocs.rows
     ran = tasks["start_ns"] >= 0
     ran[trace.failures["task"][(trace.failures["task"] >= 0)
                                & (trace.failures["task"] < nt)]] = False
-    keep[keep] = ran[task[keep]]
-    rows = np.nonzero(keep)[0]
-    if not len(rows):
-        return rows
-    t, a = task[rows], alloc[rows]
-    write = acc["write"][rows] != 0
-    t_call = tasks["call"][t].astype(np.int64)
-    call_ok = (t_call >= 0) & (t_call < nc)
-    thread = np.where(call_ok, calls["thread"][np.where(call_ok, t_call, 0)], 0).astype(np.int64)
-    stream = tasks["stream"][t].astype(np.int64)
-    host = stream < 0
-    key = np.where(host, host_key(0) - thread, stream)  # happens_before's timeline keys
-    # first, in one pass, the allocations two timelines touch and something writes
-    na = int(a.max()) + 1
-    some_key = np.zeros(na, dtype=np.int64)
-    some_key[a] = key
-    two = np.bincount(a[key != some_key[a]], minlength=na) > 0
-    two &= np.bincount(a[write], minlength=na) > 0
+
+    def gather(first: int, end: int) -> tuple[np.ndarray, ...]:
+        """Access rows ``first..end`` that a walk would check, with what the rules read."""
+        task = acc["task"][first:end].astype(np.int64)
+        alloc = acc["alloc"][first:end].astype(np.int64)
+        keep = (task >= 0) & (task < nt) & (alloc >= 0) & (alloc < na) & \
+            (acc["length"][first:end] > 0)
+        keep[keep] = ran[task[keep]]
+        rows = np.nonzero(keep)[0]
+        t, a = task[rows], alloc[rows]
+        write = acc["write"][first:end][rows] != 0
+        t_call = tasks["call"][t].astype(np.int64)
+        call_ok = (t_call >= 0) & (t_call < nc)
+        thread = np.where(call_ok, calls["thread"][np.where(call_ok, t_call, 0)], 0).astype(
+            np.int64)
+        stream = tasks["stream"][t].astype(np.int64)
+        host = stream < 0
+        key = np.where(host, host_key(0) - thread, stream)  # happens_before's timeline keys
+        return rows + first, t, a, write, t_call, thread, host, key, call_ok
+
+    # first, in slices (a million copies are two million accesses), the allocations two
+    # timelines touch and something writes; only their accesses are gathered whole
+    unset = np.iinfo(np.int64).min
+    some_key = np.full(na, unset, dtype=np.int64)
+    two = np.zeros(na, dtype=bool)
+    written = np.zeros(na, dtype=bool)
+    step = 1 << 18
+    for start in range(0, acc.rows, step):
+        _, _, a, write, _, _, _, key, _ = gather(start, start + step)
+        new = some_key[a] == unset
+        some_key[a[new]] = key[new]
+        two[a[key != some_key[a]]] = True
+        written[a[write]] = True
+    two &= written
     if not two.any():
-        return rows[:0]
-    sub = np.nonzero(two[a])[0]
+        return np.zeros(0, dtype=np.int64)
+    parts = []
+    for start in range(0, acc.rows, step):
+        got = gather(start, start + step)
+        parts.append(tuple(x[two[got[2]]] for x in got))
     rows, t, a, write, t_call, thread, host, key, call_ok = (
-        x[sub] for x in (rows, t, a, write, t_call, thread, host, key, call_ok))
+        np.concatenate([p[i] for p in parts]) for i in range(9))
+    del parts
+    task = acc["task"]
     # then per allocation (the rows sorted by it), minima and maxima: sentinels leave rows out
     by = np.argsort(a, kind="stable")
     rows, t, a, write, t_call, thread, host, key, call_ok = (
@@ -842,11 +860,13 @@ def _wait_chain(trace: Any, cid: int, ids: dict[str, set[int]],
     args = trace.call_args(cid)
 
     def stuck_head(s: int) -> int:
-        for t in range(nt):
-            if int(t_stream[t]) == s and int(t_call[t]) < cid and \
-                    (int(t_start[t]) < 0 or int(t_end[t]) < 0):
-                return t
-        return -1
+        """The stream's first task queued before the call that has not run to its end."""
+        mine = TraceIndex.of(trace).stream_tasks.get(s)
+        if mine is None:
+            return -1
+        stuck = np.nonzero((t_call[mine] < cid)
+                           & ((t_start[mine] < 0) | (t_end[mine] < 0)))[0]
+        return int(mine[stuck[0]]) if len(stuck) else -1
 
     def stream_by_handle(h: Any) -> int:
         o = trace.objects
