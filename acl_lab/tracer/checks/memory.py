@@ -348,41 +348,45 @@ def frees_in_flight(trace: Any) -> list[Finding]:
     tk, calls, acc = trace.tasks, trace.calls, trace.accesses
     by_task: dict[int, list[int]] = defaultdict(list)
     freed = np.fromiter(ev.freed_by, dtype=np.int64, count=len(ev.freed_by))
-    rows = np.nonzero(np.isin(acc["alloc"], freed))[0]
-    # (columns, not a dict of lists per task: a million copies of a freed buffer are
-    # two million accesses)
-    r_alloc = acc["alloc"][rows].astype(np.int64)
-    r_task = acc["task"][rows].astype(np.int64)
+    freed_call = np.full(trace.allocs.rows, -1, dtype=np.int64)
+    freed_call[freed] = np.fromiter(ev.freed_by.values(), dtype=np.int64, count=len(freed))
     fl = trace.failures
-    in_failed = np.isin(r_task, fl["task"])
-    for a, t in zip(r_alloc[in_failed].tolist(), r_task[in_failed].tolist(), strict=True):
-        by_task[t].append(a)
-    task_call = int_array(tk["call"])
+    thread = calls["thread"]
     hits: set[tuple[int, int]] = set()
+    # Accesses to freed memory in slices (a million copies of a freed buffer are two million
+    # accesses): those of failed tasks, and a task of the freeing thread, queued before the
+    # free, not ended when it was called.
+    step = 1 << 18
+    for lo in range(0, acc.rows, step):
+        alloc = acc["alloc"][lo:lo + step]
+        rows = np.nonzero(np.isin(alloc, freed))[0]
+        r_alloc = alloc[rows].astype(np.int64)
+        r_task = acc["task"][lo:lo + step][rows].astype(np.int64)
+        in_failed = np.isin(r_task, fl["task"])
+        for a, t in zip(r_alloc[in_failed].tolist(), r_task[in_failed].tolist(), strict=True):
+            by_task[t].append(a)
+        fcall = freed_call[r_alloc]
+        tcall = tk["call"][r_task].astype(np.int64)
+        at = calls["start_ns"][fcall].astype(np.int64)
+        start, end = tk["start_ns"][r_task], tk["end_ns"][r_task]
+        hit = (tcall < fcall) & (thread[tcall] == thread[fcall]) & (
+            (start < 0) | ((start <= at) & (at < end)))
+        hits.update(zip(r_task[hit].tolist(), r_alloc[hit].tolist(), strict=True))
+        del rows, r_alloc, r_task, fcall, tcall, at, start, end, hit
+    task_call = int_array(tk["call"])
     failed: set[int] = set()
     for j in range(fl.rows):
         if _FREED_REASON not in trace.string(int(fl["reason"][j])):
             continue
         t = int(fl["task"][j])
-        end = int(tk["end_ns"][t])
+        end_ns = int(tk["end_ns"][t])
         for a in by_task.get(t, ()):
             # only memory freed before the task's end can be what it lost (a task that
             # failed for one buffer also touches others freed long after it)
             if ev.freed_by[a] > task_call[t] and (
-                    end < 0 or int(calls["start_ns"][ev.freed_by[a]]) <= end):
+                    end_ns < 0 or int(calls["start_ns"][ev.freed_by[a]]) <= end_ns):
                 hits.add((t, a))
                 failed.add(t)
-    # a task of the freeing thread, queued before the free, not ended when it was called
-    thread = calls["thread"]
-    freed_call = np.full(trace.allocs.rows, -1, dtype=np.int64)
-    freed_call[freed] = np.fromiter(ev.freed_by.values(), dtype=np.int64, count=len(freed))
-    fcall = freed_call[r_alloc]
-    tcall = tk["call"][r_task].astype(np.int64)
-    at = calls["start_ns"][fcall].astype(np.int64)
-    start, end = tk["start_ns"][r_task], tk["end_ns"][r_task]
-    hit = (tcall < fcall) & (thread[tcall] == thread[fcall]) & (
-        (start < 0) | ((start <= at) & (at < end)))
-    hits.update(zip(r_task[hit].tolist(), r_alloc[hit].tolist(), strict=True))
     groups: dict[tuple[Any, ...], _Group] = defaultdict(_Group)
     for t, a in sorted(hits):
         fcall, tcall = ev.freed_by[a], task_call[t]
