@@ -33,7 +33,6 @@ import numpy as np
 from .acl._boundary import acl_api
 from .constants import ErrorCode
 from .runtime import streams
-from .runtime.compute import queue_device_task
 from .runtime.costs import aclnn_cost
 from .runtime.errors import AclError
 from .runtime.kinds import Engine, ObjectKind, TaskKind
@@ -41,6 +40,7 @@ from .runtime.memory import DEVICE, DVPP, KIND_NAMES
 from .runtime.objects import HostThread
 from .runtime.opdefs import ACL_TO_NUMPY, OpDef, OpError, TensorSpec, get_op
 from .runtime.session import Session
+from .runtime.singleop import queue_device_task
 
 S = Session
 

@@ -7,7 +7,7 @@ Usage, as with the real tool (reference section 9.3)::
 
 The ONNX graph is mapped onto the emulator's operators (``acl_lab.runtime.opdefs``), all
 shapes are inferred with the operators' ``infer`` at conversion time, and the result is
-written as ``<output>.om`` (the emulated container of ``acl_lab.runtime.model``). Messages
+written as ``<output>.om`` (the emulated container of ``acl_lab.runtime.om``). Messages
 and exit codes follow ATC: "ATC start working now, please wait for a moment." first, then
 "ATC run success, welcome to the next use." and status 0, or "ATC run failed, ..." with
 E-coded messages and status 255. Failure messages go to stderr.
@@ -54,7 +54,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ._extras import MissingExtra
-from .runtime.model import (
+from .runtime.om import (
     ACL_FORMAT_NCHW,
     ACL_FORMAT_ND,
     KIND_BATCH,

@@ -36,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from .runtime.model import (
+from .runtime.om import (
     GraphBuilder,
     ModelFileError,
     OmModel,

@@ -26,7 +26,7 @@ import numpy as np
 
 from acl_lab import zoo
 from acl_lab.constants import ACL_MEM_MALLOC_HUGE_FIRST, ACL_MEMCPY_HOST_TO_DEVICE
-from acl_lab.runtime.model import dump_om_bytes, load_om
+from acl_lab.runtime.om import dump_om_bytes, load_om
 
 from .common import Row, acl_session, check, median
 

@@ -1,6 +1,6 @@
 """Operator speed: a ResNet-50 3x3 convolution against a numpy GEMM of the same FLOPs.
 
-The convolution is the one ``tests/runtime/test_ops.py`` checks for correctness (1x64x56x56
+The convolution is the one ``tests/runtime/test_kernels.py`` checks for correctness (1x64x56x56
 input, 64 filters 3x3, pad 1: 231 MFLOP). Its baseline is the matrix product an im2col
 convolution reduces to, (64 x 576) @ (576 x 3136) in float32: the same multiply-adds done by
 numpy's BLAS, timed back to back with the convolution in each repeat, so a busy phase of the

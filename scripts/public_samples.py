@@ -50,7 +50,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from acl_lab.runtime.model import GraphBuilder, save_om  # noqa: E402
+from acl_lab.runtime.om import GraphBuilder, save_om  # noqa: E402
 
 RESULTS = ROOT / "docs" / "samples.json"
 TABLE = ROOT / "docs" / "samples.md"

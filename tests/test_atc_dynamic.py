@@ -18,7 +18,7 @@ from onnx import TensorProto, helper
 from onnx.reference import ReferenceEvaluator
 
 from acl_lab import atc
-from acl_lab.runtime.model import SHAPE_DATA_NAME, load_om
+from acl_lab.runtime.om import SHAPE_DATA_NAME, load_om
 
 from .dynamic_models import classifier as _classifier
 from .dynamic_models import feature_map as _feature_map

@@ -22,8 +22,8 @@ from acl_lab.runtime import dvpp
 from acl_lab.runtime.costs import execution_cost, kernel_ns, occupancy
 from acl_lab.runtime.hooks import TaskLog
 from acl_lab.runtime.kinds import Engine, TaskKind
-from acl_lab.runtime.model import load_om
 from acl_lab.runtime.models import shared_memo
+from acl_lab.runtime.om import load_om
 from acl_lab.runtime.opdefs import OpError, TensorSpec, get_op
 from acl_lab.runtime.profiles import get_profile
 from acl_lab.runtime.session import Session
@@ -228,7 +228,7 @@ def _run_tiny(inputs: list[np.ndarray]) -> list[np.ndarray]:
 def test_identical_executions_are_computed_once(monkeypatch: pytest.MonkeyPatch) -> None:
     """A loaded model remembers recent outputs by input: same input, same output, one graph
     run; within ``shared_memo`` loads of one file share that memory across sessions."""
-    from acl_lab.runtime.model import OmModel
+    from acl_lab.runtime.om import OmModel
 
     calls = []
     real = OmModel.run

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from acl_lab import zoo
-from acl_lab.runtime.model import load_om
+from acl_lab.runtime.om import load_om
 
 
 @pytest.fixture

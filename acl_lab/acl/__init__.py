@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from ..constants import DATA_TYPE_SIZE, DATA_TYPE_SIZE_DEFAULT_CASE, ErrorCode
-from ..runtime import buffers, compute, devices
+from ..runtime import buffers, devices, singleop
 from ..runtime.errors import AclError
 from ..runtime.objects import HostThread
 from ..runtime.session import Session
@@ -204,7 +204,7 @@ def create_tensor_desc(s: S, th: HostThread, cid: int, dtype: int, dims: Any, fm
     in the trace instead of an undocumented binding error.
     """
     _dims_list(dims)
-    return compute.create_tensor_desc(s, cid, dtype, dims, fmt)
+    return singleop.create_tensor_desc(s, cid, dtype, dims, fmt)
 
 
 def _dims_list(dims: Any) -> None:
@@ -222,7 +222,7 @@ def destroy_tensor_desc(s: S, th: HostThread, cid: int, desc: int) -> None:
 
     Differs from real ACL: destroying twice is ignored instead of undefined.
     """
-    compute.destroy_tensor_desc(s, cid, desc)
+    singleop.destroy_tensor_desc(s, cid, desc)
 
 
 @acl_api("acl.get_tensor_desc_type", "aclGetTensorDescType", "k", out="value", default=-1)
@@ -231,7 +231,7 @@ def get_tensor_desc_type(s: S, th: HostThread, cid: int, desc: int) -> int:
 
     Differs from real ACL: no difference known.
     """
-    return compute.tensor_desc(s, desc).dtype
+    return singleop.tensor_desc(s, desc).dtype
 
 
 @acl_api("acl.get_tensor_desc_format", "aclGetTensorDescFormat", "k", out="value",
@@ -241,7 +241,7 @@ def get_tensor_desc_format(s: S, th: HostThread, cid: int, desc: int) -> int:
 
     Differs from real ACL: no difference known.
     """
-    return compute.tensor_desc(s, desc).format
+    return singleop.tensor_desc(s, desc).format
 
 
 @acl_api("acl.get_tensor_desc_size", "aclGetTensorDescSize", "k", out="value")
@@ -250,7 +250,7 @@ def get_tensor_desc_size(s: S, th: HostThread, cid: int, desc: int) -> int:
 
     Differs from real ACL: the formula is the reference's assumption (unverified).
     """
-    return compute.tensor_desc_size(s, desc)
+    return singleop.tensor_desc_size(s, desc)
 
 
 @acl_api("acl.get_tensor_desc_element_count", "aclGetTensorDescElementCount", "k",
@@ -260,7 +260,7 @@ def get_tensor_desc_element_count(s: S, th: HostThread, cid: int, desc: int) -> 
 
     Differs from real ACL: no difference known.
     """
-    return compute.tensor_desc(s, desc).element_count()
+    return singleop.tensor_desc(s, desc).element_count()
 
 
 @acl_api("acl.get_tensor_desc_num_dims", "aclGetTensorDescNumDims", "k", out="value")
@@ -269,7 +269,7 @@ def get_tensor_desc_num_dims(s: S, th: HostThread, cid: int, desc: int) -> int:
 
     Differs from real ACL: no difference known.
     """
-    return len(compute.tensor_desc(s, desc).dims)
+    return len(singleop.tensor_desc(s, desc).dims)
 
 
 @acl_api("acl.get_tensor_desc_dim", "aclGetTensorDescDim", "kk", out="value", default=-1)
@@ -291,7 +291,7 @@ def get_tensor_desc_dim_v2(s: S, th: HostThread, cid: int, desc: int, index: int
 
 
 def _dim(s: S, desc: int, index: int) -> int:
-    dims = compute.tensor_desc(s, desc).dims
+    dims = singleop.tensor_desc(s, desc).dims
     if not 0 <= index < len(dims):
         raise AclError(ErrorCode.ACL_ERROR_INVALID_PARAM,
                        f"dim index {index} is out of range (the desc has {len(dims)})")
@@ -306,8 +306,8 @@ def set_tensor_shape(s: S, th: HostThread, cid: int, desc: int, dims: Any) -> No
     ``int64_t``; what it does instead is not documented).
     """
     _dims_list(dims)
-    d = compute.tensor_desc(s, desc)
-    d.dims = compute.int64_dims(dims, "acl.set_tensor_shape")
+    d = singleop.tensor_desc(s, desc)
+    d.dims = singleop.int64_dims(dims, "acl.set_tensor_shape")
 
 
 @acl_api("acl.set_tensor_format", "aclSetTensorFormat", "ki")
@@ -316,7 +316,7 @@ def set_tensor_format(s: S, th: HostThread, cid: int, desc: int, fmt: int) -> No
 
     Differs from real ACL: no difference known.
     """
-    compute.tensor_desc(s, desc).format = fmt
+    singleop.tensor_desc(s, desc).format = fmt
 
 
 @acl_api("acl.set_tensor_const", "aclSetTensorConst", "kpk")
@@ -325,7 +325,7 @@ def set_tensor_const(s: S, th: HostThread, cid: int, desc: int, ptr: int, size: 
 
     Differs from real ACL: no difference known.
     """
-    d = compute.tensor_desc(s, desc)
+    d = singleop.tensor_desc(s, desc)
     _, view = buffers.host_view(s, ptr, size, "acl.set_tensor_const")
     d.const = view.tobytes()
 
@@ -336,7 +336,7 @@ def set_tensor_place_ment(s: S, th: HostThread, cid: int, desc: int, memtype: in
 
     Differs from real ACL: no difference known.
     """
-    compute.tensor_desc(s, desc).placement = memtype
+    singleop.tensor_desc(s, desc).placement = memtype
 
 
 @acl_api("acl.set_tensor_desc_name", "aclSetTensorDescName", "ks", out="none")
@@ -345,7 +345,7 @@ def set_tensor_desc_name(s: S, th: HostThread, cid: int, desc: int, name: str) -
 
     Differs from real ACL: no difference known.
     """
-    compute.tensor_desc(s, desc).name = name
+    singleop.tensor_desc(s, desc).name = name
 
 
 @acl_api("acl.get_tensor_desc_name", "aclGetTensorDescName", "k", out="value", default="")
@@ -354,7 +354,7 @@ def get_tensor_desc_name(s: S, th: HostThread, cid: int, desc: int) -> str:
 
     Differs from real ACL: no difference known.
     """
-    return compute.tensor_desc(s, desc).name
+    return singleop.tensor_desc(s, desc).name
 
 
 # ----------------------------------------------------------------------------- the rest

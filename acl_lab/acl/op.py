@@ -1,6 +1,6 @@
 """``acl.op``: single-operator execution, attributes and handles.
 
-Operators are the emulator's numpy kernels (acl_lab.runtime.ops); no compiled single-op
+Operators are the emulator's numpy kernels (acl_lab.runtime.kernels); no compiled single-op
 models are needed, so ``set_model_dir`` only checks its folder. Each execution is a kernel
 task on the stream, timed by the operator's cost on the profile's AI cores.
 """
@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from ..constants import ErrorCode
-from ..runtime import compute
+from ..runtime import singleop
 from ..runtime.errors import AclError
 from ..runtime.objects import HostThread
 from ..runtime.session import Session
@@ -43,7 +43,7 @@ def set_model_dir(s: S, th: HostThread, cid: int, path: str) -> None:
     Differs from real ACL: nothing is loaded (the emulator's ops need no compiled models);
     the folder must exist (100003 otherwise).
     """
-    compute.set_op_model_dir(s, path)
+    singleop.set_op_model_dir(s, path)
 
 
 @acl_api("acl.op.create_attr", "aclopCreateAttr", "", out="value")
@@ -52,7 +52,7 @@ def create_attr(s: S, th: HostThread, cid: int) -> int:
 
     Differs from real ACL: no difference known.
     """
-    return compute.create_op_attr(s, cid)
+    return singleop.create_op_attr(s, cid)
 
 
 @acl_api("acl.op.destroy_attr", "aclopDestroyAttr", "k", out="none")
@@ -61,7 +61,7 @@ def destroy_attr(s: S, th: HostThread, cid: int, attr: int) -> None:
 
     Differs from real ACL: destroying twice is ignored instead of undefined.
     """
-    compute.destroy_op_attr(s, cid, attr)
+    singleop.destroy_op_attr(s, cid, attr)
 
 
 def _setter(kind: str, fmt: str, convert: Any) -> Any:
@@ -76,7 +76,7 @@ def _setter(kind: str, fmt: str, convert: Any) -> Any:
             converted = convert(value)
         except (TypeError, ValueError):  # an element pyACL could not parse
             raise TypeError(f"acl.op.set_attr_{kind} args parse failed") from None
-        compute.op_attr(s, attr).values[name] = converted
+        singleop.op_attr(s, attr).values[name] = converted
 
     setter.__name__ = f"set_attr_{kind}"
     return setter
@@ -109,7 +109,7 @@ def set_attr_data_type(s: S, th: HostThread, cid: int, attr: int, name: str, dty
 
     Differs from real ACL: no difference known.
     """
-    compute.op_attr(s, attr).values[name] = dtype
+    singleop.op_attr(s, attr).values[name] = dtype
     return attr
 
 
@@ -125,7 +125,7 @@ def execute_v2(s: S, th: HostThread, cid: int, op_type: str, in_descs: Any, in_b
     context problems. Differs from real ACL: ops are numpy kernels, not compiled models.
     """
     ind, inb, outd, outb = _ints("acl.op.execute_v2", (in_descs, in_bufs, out_descs, out_bufs))
-    compute.launch_op(s, th, cid, op_type, ind, inb, outd, outb, attr, stream)
+    singleop.launch_op(s, th, cid, op_type, ind, inb, outd, outb, attr, stream)
 
 
 @acl_api("acl.op.execute", "aclopExecute", "sOOOOkk", launch=True)
@@ -136,7 +136,7 @@ def execute(s: S, th: HostThread, cid: int, op_type: str, in_descs: Any, in_bufs
     Differs from real ACL: as execute_v2.
     """
     ind, inb, outd, outb = _ints("acl.op.execute", (in_descs, in_bufs, out_descs, out_bufs))
-    compute.launch_op(s, th, cid, op_type, ind, inb, outd, outb, attr, stream)
+    singleop.launch_op(s, th, cid, op_type, ind, inb, outd, outb, attr, stream)
 
 
 @acl_api("acl.op.create_handle", "aclopCreateHandle", "sOOk", out=1)
@@ -147,7 +147,7 @@ def create_handle(s: S, th: HostThread, cid: int, op_type: str, in_descs: Any, o
     Differs from real ACL: no difference known.
     """
     ind, outd = _ints("acl.op.create_handle", (in_descs, out_descs))
-    return compute.create_op_handle(s, cid, op_type, ind, outd, attr)
+    return singleop.create_op_handle(s, cid, op_type, ind, outd, attr)
 
 
 @acl_api("acl.op.execute_with_handle", "aclopExecWithHandle", "kOOk", launch=True)
@@ -158,7 +158,7 @@ def execute_with_handle(s: S, th: HostThread, cid: int, handle: int, in_bufs: An
     Differs from real ACL: as execute_v2.
     """
     inb, outb = _ints("acl.op.execute_with_handle", (in_bufs, out_bufs))
-    compute.execute_op_handle(s, th, cid, handle, inb, outb, stream)
+    singleop.execute_op_handle(s, th, cid, handle, inb, outb, stream)
 
 
 @acl_api("acl.op.destroy_handle", "aclopDestroyHandle", "k", out="none")
@@ -167,7 +167,7 @@ def destroy_handle(s: S, th: HostThread, cid: int, handle: int) -> None:
 
     Differs from real ACL: no difference known.
     """
-    compute.destroy_op_handle(s, cid, handle)
+    singleop.destroy_op_handle(s, cid, handle)
 
 
 @acl_api("acl.op.cast", "aclopCast", "kkkkBk", launch=True)
@@ -177,7 +177,7 @@ def cast(s: S, th: HostThread, cid: int, src_desc: int, src_buf: int, dst_desc: 
 
     Differs from real ACL: ``truncate`` follows numpy's astype (truncation toward zero).
     """
-    compute.cast(s, th, cid, src_desc, src_buf, dst_desc, dst_buf, truncate, stream)
+    singleop.cast(s, th, cid, src_desc, src_buf, dst_desc, dst_buf, truncate, stream)
 
 
 @acl_api("acl.op.infer_shape", "aclopInferShape", "sOOiOk")
@@ -188,4 +188,4 @@ def infer_shape(s: S, th: HostThread, cid: int, op_type: str, in_descs: Any, in_
     Differs from real ACL: no difference known.
     """
     ind, inb, outd = _ints("acl.op.infer_shape", (in_descs, in_bufs, out_descs))
-    compute.infer_op_shape(s, op_type, ind, inb, num_outputs, outd, attr)
+    singleop.infer_op_shape(s, op_type, ind, inb, num_outputs, outd, attr)

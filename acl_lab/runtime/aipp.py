@@ -607,7 +607,7 @@ def insert_static(model: Any, configs: list[AippConfig]) -> Any:
     ``get_aipp_type``). Raises AippConfigError for a configuration that does not fit."""
     from dataclasses import replace
 
-    from .model import KIND_HW, IODesc, Node, validate
+    from .om import KIND_HW, IODesc, Node, validate
 
     inputs = list(model.inputs)
     nodes = list(model.nodes)

@@ -28,7 +28,7 @@ from .opdefs import TensorSpec
 from .profiles import DEFAULT_HOST, HOST_COPY_BYTES_PER_NS, DeviceProfile, HostProfile
 
 if TYPE_CHECKING:
-    from .model import Gear, OmModel
+    from .om import Gear, OmModel
 
 # Plain ints of the memcpy kinds: copy_cost runs on every copy (the hot path of
 # memcpy_async), where an int comparison is cheaper than an enum attribute lookup.

@@ -28,12 +28,12 @@ import numpy as np
 
 from ..constants import ErrorCode
 from . import buffers, copies, devices, streams
-from .compute import queue_device_task
 from .costs import dvpp_ns, vpc_ns
 from .errors import AccessError, AclError
 from .kinds import Engine, ObjectKind, TaskKind
 from .memory import DEVICE, DVPP, HOST_PAGEABLE, HOST_PINNED, KIND_NAMES
 from .objects import HostThread
+from .singleop import queue_device_task
 
 if TYPE_CHECKING:
     from .session import Session

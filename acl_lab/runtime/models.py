@@ -35,17 +35,17 @@ import numpy as np
 
 from ..constants import ErrorCode, MemcpyKind
 from . import buffers, costs, devices, scheduler, streams, waits
-from .compute import _resolve_start
 from .costs import ExecutionCost, execution_cost
 from .errors import AclError
 from .kinds import Engine, ObjectKind, TaskKind
 from .memory import DEVICE, DVPP, HOST_PAGEABLE, HOST_PINNED
-from .model import KIND_BATCH, KIND_DIMS, KIND_HW, SHAPE_DATA_NAME
 from .objects import Context, HostThread, Task
+from .om import KIND_BATCH, KIND_DIMS, KIND_HW, SHAPE_DATA_NAME
 from .opdefs import NUMPY_TO_ACL
+from .singleop import _resolve_start
 
 if TYPE_CHECKING:
-    from .model import OmModel
+    from .om import OmModel
     from .session import Session
 
 #: Inputs may be this many bytes shorter than the model input (GE kDataMemAlignSizeCompare).
@@ -157,7 +157,7 @@ def _batch_rows(om: OmModel) -> str:
 
 def load_from_file(s: Session, th: HostThread, cid: int, path: str) -> int:
     """aclmdlLoadFromFile: 145002 for a missing path, 145006 for a file that is not an OM."""
-    from .model import ModelFileError, load_om
+    from .om import ModelFileError, load_om
     try:
         om = load_om(path)
     except ModelFileError as e:
@@ -167,7 +167,7 @@ def load_from_file(s: Session, th: HostThread, cid: int, path: str) -> int:
 
 def load_from_mem(s: Session, th: HostThread, cid: int, ptr: int, size: int) -> int:
     """aclmdlLoadFromMem: the model bytes in host memory (EP mode)."""
-    from .model import ModelFileError, load_om_bytes
+    from .om import ModelFileError, load_om_bytes
     _, view = buffers.host_view(s, ptr, size, "acl.mdl.load_from_mem")
     try:
         om = load_om_bytes(view.tobytes())
@@ -178,7 +178,7 @@ def load_from_mem(s: Session, th: HostThread, cid: int, ptr: int, size: int) -> 
 
 def query_size(path: str) -> tuple[int, int]:
     """aclmdlQuerySize: (work size, weight size) a model needs."""
-    from .model import ModelFileError, load_om
+    from .om import ModelFileError, load_om
     try:
         om = load_om(path)
     except ModelFileError as e:
@@ -189,7 +189,7 @@ def query_size(path: str) -> tuple[int, int]:
 def load_from_file_with_mem(s: Session, th: HostThread, cid: int, path: str, work: int,
                             work_size: int, weight: int, weight_size: int) -> int:
     """aclmdlLoadFromFileWithMem: the caller provides work and weight device memory."""
-    from .model import ModelFileError, load_om
+    from .om import ModelFileError, load_om
     try:
         om = load_om(path)
     except ModelFileError as e:

@@ -110,4 +110,4 @@ def get_op(name: str) -> OpDef:
 
 def _load_builtin() -> None:
     if not REGISTRY:
-        from . import ops  # noqa: F401  (registers the built-in operators)
+        from . import kernels  # noqa: F401  (registers the built-in operators)

@@ -60,6 +60,16 @@ def set_recorder_factory(factory: Callable[[Session, int], Any] | None) -> None:
     _recorder_factory = factory
 
 
+class _Condition(threading.Condition):
+    """The session's condition variable: ``notify_all`` with no thread waiting returns at
+    once (every record_event and callback task notifies; most programs have no waiter)."""
+
+    def notify_all(self) -> None:
+        """Wake every waiting thread (none: nothing to do)."""
+        if self._waiters:  # type: ignore[attr-defined]
+            super().notify_all()
+
+
 _current: Session | None = None
 _current_lock = threading.Lock()
 
@@ -173,7 +183,7 @@ class Session:
         self.pageable_async = pageable_async
         self.watchdog = watchdog if watchdog is not None else _env_float("ACL_LAB_WATCHDOG", 5.0)
         self.lock = threading.RLock()
-        self.cond = threading.Condition(self.lock)
+        self.cond = _Condition(self.lock)
         self.hooks = Hooks()
         self.memory = MemorySystem(self.profile, device_count)
         self.devices = [Device(d, self.profile.copy_engines, self.profile.aicore_count)

@@ -29,7 +29,6 @@ import numpy as np
 
 from ..constants import ErrorCode
 from . import alloc, devices, scheduler, streams, threads, waits
-from .compute import queue_device_task
 from .costs import callback_ns, dvpp_ns
 from .dvpp import (
     ACL_ERROR_INVALID_PARAM,
@@ -50,6 +49,7 @@ from .errors import AclError
 from .kinds import Engine, ObjectKind, SyncKind, TaskKind
 from .memory import DEVICE, DVPP
 from .objects import HostThread, Stream, Task
+from .singleop import queue_device_task
 
 if TYPE_CHECKING:
     from .session import Session

@@ -500,7 +500,7 @@ def test_aipp_is_a_costed_layer(session: Any, tmp_path: Path,
     counts 8 flops per output element and the picture plus the float output, and the
     execution lasts longer than the same network without AIPP."""
     from acl_lab.runtime.costs import execution_cost
-    from acl_lab.runtime.model import load_om
+    from acl_lab.runtime.om import load_om
     rc, err, path = _convert(tmp_path, capsys, SAMPLE_CFG % (8, 8))
     assert rc == 0, err
     om = load_om(path)

@@ -37,7 +37,7 @@ from acl_lab.constants import (
     ACL_MEMCPY_HOST_TO_DEVICE,
     ACL_SUCCESS,
 )
-from acl_lab.runtime.model import load_om
+from acl_lab.runtime.om import load_om
 from acl_lab.runtime.session import Session
 from acl_lab.tracer.schema import TASK_KINDS
 

@@ -29,7 +29,7 @@ from acl_lab.constants import (
     ACL_ERROR_INVALID_PARAM,
     ACL_SUCCESS,
 )
-from acl_lab.runtime.model import load_om
+from acl_lab.runtime.om import load_om
 
 from ..dynamic_models import dims_model, hw_classifier, hw_features
 

@@ -180,7 +180,7 @@ def test_model_subscription_reports_each_layer(ready: ModuleType, session: Sessi
     get_op_* functions decode them; the layers tile each execution's model task exactly."""
     import os
 
-    from acl_lab.runtime.model import OmModel
+    from acl_lab.runtime.om import OmModel
     mid, _, in_ds, out_ds = _load_lenet(ready)
     assert ready.mdl.execute(mid, in_ds, out_ds) == ACL_SUCCESS  # before: not reported
     r, w = os.pipe()

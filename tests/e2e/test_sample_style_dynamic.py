@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from acl_lab.runtime.model import load_om
+from acl_lab.runtime.om import load_om
 from tests.dynamic_models import hw_classifier
 from tests.e2e.test_cli_run import acl_lab_run, check_summary_schema, describe
 

@@ -73,7 +73,7 @@ def test_sample_71_sync_resnet50(tmp_path: Path, zoo_paths: dict[str, str]) -> N
     """7.1: the emulated ResNet-50 output equals a direct forward pass of the same model; the
     findings are exactly the sample's mistakes: device I/O buffers never freed (one line)
     and the stream never destroyed."""
-    from acl_lab.runtime.model import load_om
+    from acl_lab.runtime.om import load_om
     rng = np.random.default_rng(7)
     image = rng.standard_normal((1, 3, 224, 224)).astype(np.float32)
     np.save(tmp_path / "in.npy", image)
@@ -101,7 +101,7 @@ def test_sample_71_sync_resnet50(tmp_path: Path, zoo_paths: dict[str, str]) -> N
 def test_sample_72_async_callbacks(tmp_path: Path, zoo_paths: dict[str, str]) -> None:
     """7.2: every callback copies back the model's output (equal to a direct forward pass);
     the only finding is the callback's never-freed malloc_host buffer."""
-    from acl_lab.runtime.model import load_om
+    from acl_lab.runtime.om import load_om
     om = load_om(zoo_paths["lenet5"])
     shape = tuple(om.input_specs()[0].shape)
     image = np.random.default_rng(3).standard_normal(shape).astype(np.float32)

@@ -5,10 +5,10 @@ from __future__ import annotations
 import ast
 import inspect
 import pathlib
-
-import pytest
 import subprocess
 import sys
+
+import pytest
 
 import acl_lab
 from acl_lab.acl import _boundary

@@ -1,4 +1,4 @@
-"""The .om container's gears: one mechanism for batch, image size and dims (acl_lab.runtime.model).
+"""The .om container's gears: one mechanism for batch, image size and dims (acl_lab.runtime.om).
 
 A gear is a full assignment of the inputs' -1 dims; the header keeps the gears as ATC named
 them. Broken gear rules make a file invalid (145006), as any other inconsistency does.
@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from acl_lab import zoo
-from acl_lab.runtime.model import (
+from acl_lab.runtime.om import (
     ACL_FORMAT_NCHW,
     ACL_FORMAT_ND,
     ACL_FORMAT_NHWC,

@@ -402,7 +402,7 @@ def test_pitfall1_fixed_gives_the_right_output_and_no_findings(tmp_path: Path,
                                                                 mlp: str) -> None:
     """The fix: float32 data in a buffer of get_input_size_by_index bytes; the output equals
     a direct forward pass of the model, and there are no findings."""
-    from acl_lab.runtime.model import load_om
+    from acl_lab.runtime.om import load_om
     run = run_program(tmp_path, _model_program(MLP_SHAPE, "lambda a: a.tobytes()"), model=mlp)
     clean(run)
     images = np.random.default_rng(0).standard_normal(MLP_SHAPE).astype(np.float32)

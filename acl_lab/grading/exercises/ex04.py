@@ -34,7 +34,7 @@ import numpy as np
 
 from ... import zoo
 from ...constants import ErrorCode, explain
-from ...runtime.model import OmModel, load_om
+from ...runtime.om import OmModel, load_om
 from ..provenance import device_result
 from ..rubric import Exercise, Hidden, Item, Run, Verdict, register
 from .ex05 import finding_head

@@ -45,7 +45,7 @@ import numpy as np
 
 from ... import zoo
 from ...hostwork import HOST_PREPROCESS_CALL, HOST_WORK_CALL, preprocess_ns_of
-from ...runtime.model import OmModel, load_om
+from ...runtime.om import OmModel, load_om
 from ...tracer.analysis import union_length
 from ...tracer.schema import TASK_KINDS
 from ..provenance import device_result

@@ -516,7 +516,7 @@ def _attrs(op: OpDef, node: Node) -> dict[str, Any]:
 
 def _infer_attrs(op: OpDef, node: Node, weights: dict[str, np.ndarray]) -> dict[str, Any]:
     """Attributes for ``infer``: with the values of constant inputs in ``__consts__`` (the
-    operator convention of ``acl_lab.runtime.ops``)."""
+    operator convention of ``acl_lab.runtime.kernels``)."""
     attrs = _attrs(op, node)
     consts = {i: weights[node.inputs[i]] for i in op.const_inputs
               if i < len(node.inputs) and node.inputs[i] in weights}

@@ -1,4 +1,4 @@
-"""Tests of the built-in operators (acl_lab.runtime.ops) against independent numpy references."""
+"""Tests of the built-in operator kernels (acl_lab.runtime.kernels) against numpy references."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from acl_lab.runtime import ops
+from acl_lab.runtime import kernels
 from acl_lab.runtime.opdefs import REGISTRY, OpError, TensorSpec, get_op
 
 NOT_FOUND = 100024
@@ -152,7 +152,7 @@ def _inserted_aipp(s: int) -> dict[str, Any]:
     return aipp._attrs_of(cfg, g)
 
 
-ALL_OPS = sorted(REGISTRY)  # importing acl_lab.runtime.ops registered them
+ALL_OPS = sorted(REGISTRY)  # importing acl_lab.runtime.kernels registered them
 REQUIRED = {"Add", "Sub", "Mul", "Div", "MatMul", "BatchMatMul", "Relu", "ReLU", "Gelu",
             "Sigmoid", "Tanh", "SoftmaxV2", "Softmax", "LayerNorm", "Conv2D", "MaxPool",
             "AvgPool", "GlobalAveragePool", "Cast", "Transpose", "TransposeD", "Reshape",
@@ -273,8 +273,8 @@ def test_elementwise_rejects_non_broadcastable_shapes(s1: tuple[int, ...],
 def test_mixed_dtypes_are_rejected() -> None:
     """Inputs of different dtypes give 100024 (no compiled op matches mixed dtypes)."""
     arrays = [rand((2, 3)), rand((2, 3), "int32")]
-    raises(ops.DTYPE_ERROR, lambda: run("Add", arrays), "Add", "input 1", "int32", "float32")
-    assert ops.DTYPE_ERROR == NOT_FOUND
+    raises(kernels.DTYPE_ERROR, lambda: run("Add", arrays), "Add", "input 1", "int32", "float32")
+    assert kernels.DTYPE_ERROR == NOT_FOUND
 
 
 @pytest.mark.parametrize(("name", "arrays"), [

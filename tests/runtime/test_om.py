@@ -1,4 +1,4 @@
-"""The emulated .om container (acl_lab.runtime.model): format, corruption codes, execution."""
+"""The emulated .om container (acl_lab.runtime.om): format, corruption codes, execution."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from acl_lab import zoo
-from acl_lab.runtime.model import (
+from acl_lab.runtime.om import (
     MAGIC,
     GraphBuilder,
     ModelFileError,
