@@ -380,13 +380,40 @@ class Table(Mapping[str, np.ndarray]):
 
 
 class Trace:
-    """An immutable record of one emulated run. Build with ``Session.trace()`` or ``load``."""
+    """An immutable record of one emulated run. Build with ``Session.trace()`` or ``load``.
+
+    Each table of ``schema.TABLES`` is an attribute (``trace.calls``, ``trace.tasks``, ...),
+    declared below so that a misspelt table is a type error; a test keeps the declarations
+    equal to the schema's tables. Columns are ``schema.TABLES[name]``'s, read as
+    ``trace.tasks["kind"]``.
+    """
+
+    threads: Table
+    calls: Table
+    args: Table
+    objects: Table
+    destroys: Table
+    allocs: Table
+    frees: Table
+    tasks: Table
+    accesses: Table
+    failures: Table
+    uninit: Table
+    edges: Table
+    syncs: Table
+    callbacks: Table
+    diags: Table
 
     def __init__(self, strings: list[str], tables: dict[str, Table],
                  meta: dict[str, Any]) -> None:
         self.strings = tuple(strings)
         self.tables = tables
         self.meta = dict(meta)
+        missing = set(TABLES) - set(tables)
+        if missing:
+            raise ValueError(f"a trace needs every table of the schema; missing {sorted(missing)}")
+        for name in TABLES:
+            setattr(self, name, tables[name])
 
     # ------------------------------------------------------------------ building
     @classmethod
@@ -407,12 +434,6 @@ class Trace:
                 columns[c.name] = arr
             tables[tname] = Table(tname, columns)
         return cls(list(strings), tables, meta)
-
-    def __getattr__(self, name: str) -> Table:
-        tables = self.__dict__.get("tables")
-        if tables is not None and name in tables:
-            return tables[name]
-        raise AttributeError(name)
 
     def __repr__(self) -> str:
         counts = ", ".join(f"{t.rows} {n}" for n, t in self.tables.items() if t.rows)
