@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
 
 from acl_lab.constants import (
     ACL_MEM_MALLOC_NORMAL_ONLY,
@@ -26,6 +27,7 @@ from acl_lab.runtime.session import Session
 from acl_lab.tracer.checks import ordering
 from acl_lab.tracer.checks.ordering import races
 from tests.helpers import ok
+from tests.robustness.test_shedding_races import BODIES, traced
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -144,3 +146,18 @@ def test_only_the_contested_buffer_is_walked(ready: ModuleType, session: Session
     dev = int(acc["alloc"][(acc["task"] == d2d[0]) & (acc["write"] == 0)][0])
     assert set(acc["alloc"][kept].tolist()) == {dev}
     assert len(kept) == int(np.count_nonzero(acc["alloc"] == dev)) == 6
+
+
+@settings(max_examples=25, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(body=BODIES)
+def test_random_programs_have_the_races_of_the_walk_over_every_access(
+        body: list[Any]) -> None:
+    """The shedding property's programs (async and sync copies on two streams and two device
+    buffers, event records and waits, host waits, each loop body run many times): the race
+    findings with the filter are those of the walk over every access, message for message."""
+    trace = traced(body, 0)
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(ordering, "_may_race", every_access)
+        full = races(trace)
+    assert races(trace) == full
