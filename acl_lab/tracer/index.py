@@ -108,8 +108,8 @@ class TraceIndex:
 
     @cached_property
     def names(self) -> array[int]:
-        """calls.name as an int array (string ids)."""
-        return int_array(self.trace.calls["name"])
+        """calls.name as an int32 array (string ids; the column is int32)."""
+        return int_array(self.trace.calls["name"], small=True)
 
     def calls_named(self, name: str) -> np.ndarray:
         """Ids of every call to ``name``, in call order."""
@@ -133,13 +133,13 @@ class TraceIndex:
     # ------------------------------------------------------------------ call sites
     @cached_property
     def files(self) -> array[int]:
-        """calls.file as an int array (string ids)."""
-        return int_array(self.trace.calls["file"])
+        """calls.file as an int32 array (string ids; the column is int32)."""
+        return int_array(self.trace.calls["file"], small=True)
 
     @cached_property
     def lines(self) -> array[int]:
-        """calls.line as an int array."""
-        return int_array(self.trace.calls["line"])
+        """calls.line as an int32 array (the column is int32)."""
+        return int_array(self.trace.calls["line"], small=True)
 
     def site(self, cid: int) -> tuple[str, int]:
         """(file, line) of call ``cid``; ``("", 0)`` for ``-1`` (no call)."""
