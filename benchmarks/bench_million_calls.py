@@ -12,7 +12,8 @@ issue's 512 MiB target bounds: the whole process, findings and save included.
 
 Rows: ``peak_rss_mib`` (target 512 MiB), ``findings_plus_save_s`` (target 5 s), and, as
 information, the loop's time per call, the RSS after the loop / freeze / findings / save,
-the same child's RSS before the loop (interpreter, numpy, acl_lab: the baseline), the calls
+the same child's RSS before the loop (interpreter, numpy, acl_lab: the baseline), the saved
+file's size, the calls
 the trace kept and their share of the calls made (the rest were shed by the trace limit).
 ``--quick`` runs 20,000 calls (targets still shown, but they bound a million).
 """
@@ -75,6 +76,7 @@ with tempfile.TemporaryDirectory() as d:
     trace.save(os.path.join(d, "run.acltrace"))
     out["save_s"] = time.perf_counter() - t3
     out["rss_save_mib"] = rss_mib()
+    out["file_mib"] = os.path.getsize(os.path.join(d, "run.acltrace")) / 2**20
 out["peak_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 out["kept_calls"] = int(trace.calls.rows)
 out["dropped_calls"] = sum(trace.meta.get("dropped_calls", {}).values())
@@ -112,6 +114,7 @@ def run(quick: bool) -> list[Row]:
         Row(NAME, "rss_after_findings_mib", m["rss_findings_mib"], "MiB"),
         Row(NAME, "save_s", m["save_s"], "s"),
         Row(NAME, "rss_after_save_mib", m["rss_save_mib"], "MiB"),
+        Row(NAME, "acltrace_file_mib", m["file_mib"], "MiB"),
         Row(NAME, "calls_kept", m["kept_calls"], "calls"),
         Row(NAME, "calls_kept_fraction",
             m["kept_calls"] / (m["kept_calls"] + m["dropped_calls"]), "ratio"),
