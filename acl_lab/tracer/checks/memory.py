@@ -135,7 +135,7 @@ def _site_key(ev: TraceIndex, cid: int, *rest: Any) -> tuple[Any, ...]:
 def _free_calls(trace: Any) -> list[int]:
     out: list[int] = []
     for name in FREE_APIS:
-        out.extend(int(c) for c in trace.calls_named(name))
+        out.extend(int(c) for c in TraceIndex.of(trace).calls_named(name))
     return sorted(out)
 
 

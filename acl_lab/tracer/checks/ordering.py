@@ -740,7 +740,7 @@ def _wait_finding(trace: Any, f: str, ln: int, new_mode: bool, cs: list[int]) ->
         ef, el = site(trace, ec)
         ev_txt = f"{label} (created at {ef}:{el} by {trace.call_name(ec)})"
         ids["events"] = (ev,)
-        for r in trace.calls_named("acl.rt.record_event"):
+        for r in TraceIndex.of(trace).calls_named("acl.rt.record_event"):
             r = int(r)
             if r > c and int(trace.calls["ret"][r]) == 0 and \
                     _event_of_call(trace, r, 0, events) == ev:
