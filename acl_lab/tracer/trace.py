@@ -27,13 +27,15 @@ from typing import Any, BinaryIO
 
 import numpy as np
 
+from ..runtime.kinds import AllocKind
 from ..runtime.memory import MAX_DEVICES
 from . import schema
 from .schema import FORMAT, STR, TABLES, VERSION
 
 _RANGES = {"b": (-(1 << 7), 1 << 7), "i": (-(1 << 31), 1 << 31), "q": (-(1 << 63), 1 << 63)}
 _DTYPES = {"b": np.int8, "i": np.int32, "q": np.int64}
-#: Files above this size are written gzip-compressed.
+#: A trace whose JSON is above this size is written in the binary column form (the name is
+#: from when such files were gzip-compressed JSON, which still loads).
 GZIP_ABOVE = 1 << 20
 #: A binary trace file starts with these bytes (``Trace.save`` above ``GZIP_ABOVE``).
 BINARY_MAGIC = b"ACLTRACE\x00\x02"
@@ -486,7 +488,7 @@ class Trace:
         """Largest device memory (device + DVPP) live at once, in call order: page-rounded
         (``size="reserved"``), or as the program asked for it (``"requested"``)."""
         a, f = self.allocs, self.frees
-        dev = (a["kind"] == 0) | (a["kind"] == 2)
+        dev = (a["kind"] == AllocKind.DEVICE) | (a["kind"] == AllocKind.DVPP)
         events: list[tuple[int, int]] = [(int(a["call"][i]), int(a[size][i]))
                                          for i in np.nonzero(dev)[0]]
         for j in range(f.rows):
@@ -507,7 +509,7 @@ class Trace:
             "api_calls": self.calls.rows + (sum(dropped.values())
                                             if isinstance(dropped, dict) else 0),
             "tasks": self.tasks.rows,
-            "allocations": int(np.count_nonzero(self.allocs["kind"] != 3)),
+            "allocations": int(np.count_nonzero(self.allocs["kind"] != AllocKind.HOST_PAGEABLE)),
             "peak_device_bytes": self.peak_device_bytes(),
             "virtual_time_ns": int(self.meta.get("virtual_time_ns", 0)),
         }
