@@ -33,7 +33,6 @@ H2H, H2D, D2H, D2D = (MemcpyKind.HOST_TO_HOST, MemcpyKind.HOST_TO_DEVICE,
 #: aclrtMemcpyKind -> the task kind of the copy
 COPY_TASK: dict[int, TaskKind] = {H2H: TaskKind.H2H, H2D: TaskKind.H2D, D2H: TaskKind.D2H,
                                   D2D: TaskKind.D2D}
-_KIND_NAMES = ("HOST_TO_HOST", "HOST_TO_DEVICE", "DEVICE_TO_HOST", "DEVICE_TO_DEVICE")
 
 #: Kinds ``MemcpyKindReviseMap`` (hicann/runtime api_error.cc) allows for a pair with an
 #: unregistered (pageable) side, keyed by (src pageable, dst pageable, src device, dst device).
@@ -158,16 +157,16 @@ def check_kind(s: Session, cid: int, kind: int, inferred: int, rs: Region, rd: R
     allowed = _ALLOWED_KINDS.get((rs.kind == HOST_PAGEABLE, rd.kind == HOST_PAGEABLE,
                                   rs.kind in (DEVICE, DVPP), rd.kind in (DEVICE, DVPP)))
     if asynchronous and allowed is not None and kind not in allowed:
-        text = (f"kind ACL_MEMCPY_{_KIND_NAMES[kind]} does not match the pointers ({pair}) "
+        text = (f"kind ACL_MEMCPY_{MemcpyKind(kind).name} does not match the pointers ({pair}) "
                 "and the runtime refuses it for unregistered (pageable) host memory: it "
-                "accepts only " + " or ".join(f"ACL_MEMCPY_{_KIND_NAMES[k]}" for k in allowed))
+                "accepts only " + " or ".join(f"ACL_MEMCPY_{MemcpyKind(k).name}" for k in allowed))
         s.diag(cid, "memcpy_kind_mismatch", text, level=2)
         raise AclError(ErrorCode.ACL_ERROR_RT_PARAM_INVALID, text)
     how = ("accepts it and copies by the addresses" if allowed is not None
-           else f"corrects it to ACL_MEMCPY_{_KIND_NAMES[inferred]} without a word")
+           else f"corrects it to ACL_MEMCPY_{MemcpyKind(inferred).name} without a word")
     s.diag(cid, "memcpy_kind_mismatch",
-           f"kind ACL_MEMCPY_{_KIND_NAMES[kind]} does not match the pointers ({pair}): the "
-           f"runtime {how}, so the copy is ACL_MEMCPY_{_KIND_NAMES[inferred]}")
+           f"kind ACL_MEMCPY_{MemcpyKind(kind).name} does not match the pointers ({pair}): the "
+           f"runtime {how}, so the copy is ACL_MEMCPY_{MemcpyKind(inferred).name}")
 
 
 def refuse_read_only(s: Session, cid: int, r: Region, ptr: int, what: str) -> None:

@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from ... import zoo
-from ...constants import ErrorCode, explain
+from ...constants import ErrorCode, MemcpyKind, explain
 from ...runtime.om import OmModel, load_om
 from ..provenance import device_result
 from ..rubric import Exercise, Hidden, Item, Run, Verdict, register
@@ -554,7 +554,7 @@ def _pinned_and_aligned(run: Run) -> Verdict:
     return True, "every async copy's host memory was page-locked and 64-byte aligned"
 
 
-_H2D, _D2H = 1, 2
+_H2D, _D2H = MemcpyKind.HOST_TO_DEVICE, MemcpyKind.DEVICE_TO_HOST
 
 
 def _copies_async(run: Run) -> Verdict:

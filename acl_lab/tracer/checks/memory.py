@@ -35,6 +35,7 @@ from ..schema import ALLOC_KINDS
 from .base import Finding, TraceIndex, human_bytes, int_array
 
 _DEVICE, _HOST_PINNED, _DVPP = AllocKind.DEVICE, AllocKind.HOST_PINNED, AllocKind.DVPP
+_HOST_PAGEABLE = AllocKind.HOST_PAGEABLE
 #: Free APIs -> the allocation kind each one releases (allocs.kind).
 FREE_APIS = {"acl.rt.free": _DEVICE, "acl.rt.free_host": _HOST_PINNED,
              "acl.media.dvpp_free": _DVPP}
@@ -168,7 +169,7 @@ def _classify_free_now(ev: TraceIndex, cid: int) -> tuple[str, str, int] | None:
         if ret != _INVALID:
             return None
         kind = ev.alloc_kind(alloc)
-        if kind == 3:
+        if kind == _HOST_PAGEABLE:
             return "invalid_free", "pageable", alloc
         if off:
             return "invalid_free", "middle", alloc

@@ -40,8 +40,12 @@ from typing import Any
 
 import numpy as np
 
+from ...runtime.kinds import AllocKind
 from ..schema import ALLOC_KINDS
 from .base import Finding, TraceIndex, human_bytes, site
+
+#: a Python-owned host buffer (compared per allocation row: a module constant is cheaper)
+_PAGEABLE = AllocKind.HOST_PAGEABLE
 
 # objects.kind numbers (acl_lab.runtime.objects)
 _CONTEXT, _STREAM, _EVENT, _THREAD = 0, 1, 2, 3
@@ -260,7 +264,7 @@ def _memory_leaks(trace: Any, late: set[int], model_calls: set[int]) -> list[Fin
     call_file, call_line = trace.calls["file"].tolist(), trace.calls["line"].tolist()
     for i in range(a.rows):
         kind, c = kinds[i], alloc_calls[i]
-        if kind == 3 or c in model_calls:
+        if kind == _PAGEABLE or c in model_calls:
             continue
         by_key[(kind, call_file[c], call_line[c])].append(i)
     groups = {(kind, trace.string(f), line): rows for (kind, f, line), rows in by_key.items()}
