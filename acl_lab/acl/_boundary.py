@@ -263,7 +263,8 @@ class InProcess(Transport):
 
     def bind(self, spec: ApiSpec) -> Callable[[tuple[Any, ...], str, int], Any]:
         """The in-process call of ``spec`` (see the class docstring)."""
-        # ``Session.api_enter`` and ``api_exit``, written out: this is every call's path.
+        # ``Session.api_enter`` and ``api_exit``, written out: this is every call's path. The
+        # host cost is the profile field ``costs.api_call_ns`` returns, read in place.
         cost = "launch_call_ns" if spec.launch else "api_call_ns"
         src = f"""def call(args, file, line):
     s = _current()

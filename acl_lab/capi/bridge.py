@@ -31,6 +31,7 @@ from typing import Any
 from .. import acl as _acl
 from ..acl._boundary import register_foreign_caller, registry
 from ..constants import ErrorCode
+from ..runtime import costs
 from ..runtime.errors import AclError, DeadlockError
 from ..runtime.session import current_session, set_current_session
 from .runenv import session_from_env, started_marker
@@ -184,7 +185,8 @@ def _refuse(what: str) -> int:
     assert s is not None
     file, line = _call_site()
     with s.lock:
-        th, cid, _ = s.api_enter(name, s.profile.api_call_ns, (), 0, file, line)
+        th, cid, _ = s.api_enter(name, costs.api_call_ns(s.profile, False), (), 0, file,
+                                 line)
         ret = s.fail(th, cid, AclError(_INVALID_PARAM, f"{cname}: {what} is NULL"))
         s.api_exit(th, cid, ret)
     return int(ret)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..constants import ErrorCode
-from . import devices, scheduler, streams, waits
+from . import costs, devices, scheduler, streams, waits
 from .errors import AclError
 from .kinds import Engine, ObjectKind, TaskKind
 from .objects import LEGACY, NEW_MODE, Event, HostThread, Task
@@ -63,7 +63,7 @@ def record(s: Session, th: HostThread, cid: int, ev: int, stream: int) -> None:
     e = lookup(s, ev)
     st = streams.lookup(s, th, stream)
     t = Task(TaskKind.EVENT_RECORD, st, cid, th.clock, Engine.NONE,
-                    s.profile.event_task_ns)
+             costs.event_task_ns(s.profile))
     t.event = e
     e.records.append(t)
     scheduler.submit(s, t)  # gives t its id
@@ -84,7 +84,7 @@ def reset(s: Session, th: HostThread, cid: int, ev: int, stream: int) -> None:
                f"reset_event on {e.label()} made by create_event: the docs call this "
                "undefined; create it with create_event_with_flag(ACL_EVENT_SYNC)")
     t = Task(TaskKind.EVENT_RESET, st, cid, th.clock, Engine.NONE,
-                    s.profile.event_task_ns)
+             costs.event_task_ns(s.profile))
     t.event = e
     e.resets.append(t)
     scheduler.submit(s, t)
@@ -108,7 +108,7 @@ def stream_wait(s: Session, th: HostThread, cid: int, stream: int, ev: int) -> N
                f"{e.label()} (new mode) was never recorded: this wait does nothing", level=0)
         return
     t = Task(TaskKind.EVENT_WAIT, st, cid, th.clock, Engine.NONE,
-                    s.profile.event_task_ns)
+             costs.event_task_ns(s.profile))
     t.event = e
     t.record = rec
     e.waiting.append(t)

@@ -14,6 +14,7 @@ from operator import itemgetter
 from typing import TYPE_CHECKING
 
 from ..constants import ErrorCode
+from .costs import callback_ns, sync_task_delay
 from .errors import AclError
 from .kinds import Engine, TaskKind
 from .memory import KIND_NAMES, MemorySystem, first_unwritten
@@ -214,7 +215,7 @@ def place(s: Session, t: Task) -> bool:
             st.blocked_by = t
             t.end = -1
         else:
-            t.end = ready + p.callback_task_ns
+            t.end = ready + callback_ns(p)
         if sub is not None:
             sub.reports.append(t)
         s.cond.notify_all()
@@ -390,7 +391,7 @@ def run_sync(s: Session, th: HostThread, task: Task) -> None:
     """
     task.device = th.ctx.device.index if th.ctx is not None else 0
     register(s, task)
-    ready = th.clock + s.profile.copy_setup_ns // 2
+    ready = th.clock + sync_task_delay(s.profile)
     if task.engine == Engine.HOST:
         task.start = ready
     else:

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..constants import ErrorCode
-from . import scheduler, streams, waits
+from . import costs, scheduler, streams, waits
 from .errors import AclError, DeadlockError
 from .kinds import Engine, TaskKind
 from .objects import HostThread, Task
@@ -86,7 +86,7 @@ def launch_callback(s: Session, th: HostThread, cid: int, fn: Callable[..., Any]
                        f"{st.label()} has no subscribed report thread: call "
                        "acl.rt.subscribe_report(tid, stream) first")
     t = Task(TaskKind.CALLBACK, st, cid, th.clock, Engine.NONE,
-                    s.profile.callback_task_ns)
+             costs.callback_ns(s.profile))
     t.callback = fn
     t.user_data = user_data
     t.block = bool(block)
@@ -154,7 +154,7 @@ def process_report(s: Session, th: HostThread, cid: int, timeout_ms: int) -> Non
 
 def run_callback(s: Session, th: HostThread, cid: int, t: Task) -> None:
     """Run callback task ``t`` in ``th`` without the session lock, then finish the task."""
-    report_at = t.start + s.profile.callback_task_ns
+    report_at = t.start + costs.callback_ns(s.profile)
     th.clock = max(th.clock, report_at)
     begin = th.clock
     fn = t.callback
@@ -175,7 +175,7 @@ def run_callback(s: Session, th: HostThread, cid: int, t: Task) -> None:
         # The task has run: it keeps neither the function nor its data (a Task outlives
         # it in the stream and the event records; the user's objects must not).
         t.callback = t.user_data = fn = None
-    th.clock += s.profile.api_call_ns
+    th.clock += costs.api_call_ns(s.profile, False)
     s.hooks.on_callback(t.id, th.idx, begin, th.clock)
     if err is not None:
         s.diag(cid, "callback_exception",

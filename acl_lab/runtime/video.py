@@ -342,7 +342,7 @@ def _queue_callback(s: Session, th: HostThread, cid: int, ch: CodecChannel,
                 s.cond.notify_all()
 
     t = Task(TaskKind.CALLBACK, ch.stream, cid, th.clock, Engine.NONE,
-                    callback_ns(s.profile))
+             callback_ns(s.profile))
     t.callback = deliver
     t.user_data = user_data
     scheduler.submit(s, t)
