@@ -9,8 +9,7 @@ finds a literal int where a code goes:
 * a keyword argument ``code=`` or a parameter default of a parameter named ``code``.
 
 Docstrings, comments and messages keep their numbers (they are strings, not int literals).
-``ALLOWED`` lists the modules not yet rewritten; it only shrinks, and is to be emptied (their
-literals are at least checked to be real codes meanwhile).
+Every module is checked: none is exempt.
 
 The second half checks what the change must not alter: codes stay plain ``int`` on the wire,
 in the return values a program gets and in the trace.
@@ -31,15 +30,6 @@ from acl_lab.runtime.session import Session
 PACKAGE = Path(acl_lab.__file__).parent
 CODES = {int(m) for m in ErrorCode if int(m) != 0}
 
-#: Modules that may still raise with literal codes: session.py and the modules being split out
-#: of it (with scheduler.py, which receives some of its code) were being rewritten elsewhere
-#: when the rest was. Remove each once it is clean; a listed module that does not exist (yet,
-#: or any more) is skipped.
-ALLOWED = {
-    "runtime/session.py",
-    "runtime/scheduler.py",
-    "runtime/copies.py",
-}
 
 #: Calls whose first argument is the code.
 FIRST_IS_CODE = {"AclError", "AccessError", "ModelFileError", "ModelRunError"}
@@ -113,24 +103,11 @@ def test_no_module_raises_with_a_literal_code() -> None:
     offences = []
     for path in _modules():
         rel = path.relative_to(PACKAGE).as_posix()
-        if rel in ALLOWED:
-            continue
         for line, value, where in literal_codes(path.read_text(encoding="utf-8")):
             name = ErrorCode(value).name if value in CODES else "no ErrorCode member"
             offences.append(f"acl_lab/{rel}:{line}: {value} ({name}) as {where}")
     assert not offences, ("write ErrorCode.<name> (from acl_lab.constants) instead of the "
                           "number:\n" + "\n".join(offences))
-
-
-def test_every_literal_code_in_the_allowed_modules_is_a_member() -> None:
-    """Until they are rewritten, their numbers are at least real codes (no typo)."""
-    unknown = []
-    for rel in sorted(ALLOWED):
-        path = PACKAGE / rel
-        if path.exists():
-            unknown += [f"{rel}:{line}: {v}" for line, v, _ in
-                        literal_codes(path.read_text(encoding="utf-8")) if v not in CODES]
-    assert not unknown
 
 
 # --- codes stay plain ints -------------------------------------------------------------------
