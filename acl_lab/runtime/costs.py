@@ -6,7 +6,7 @@ executions (the sum of their layers' kernels), DVPP jobs (JPEGD, JPEGE, VPC, VDE
 callbacks, events, API calls and the host's own work (JPEG decoding, preprocessing passes,
 page faults). ``profiles.py`` keeps the numbers (``DeviceProfile``, ``HostProfile``, with
 the source of each); this module keeps the formulas, so a change to the cost model is a
-change to this file. Callers (the session's copies, ``compute``, ``models``, ``dvpp``,
+change to this file. Callers (``copies``, ``singleop``, ``models``, ``dvpp``,
 ``video``, ``aclnn``, ``hostwork``, ``profiling``) charge what these functions return.
 
 Nothing here reads a session or the clock: every function is a function of its arguments,
