@@ -102,22 +102,30 @@ def _reset_baseline(dst: int, src: int, stream: int) -> None:
 CopyLike = Callable[[int, int, int, int, int, int], int]
 
 
-def _time_copies(fn: CopyLike, dst: int, src: int, stream: int, n: int,
-                 sync: Callable[[], Any]) -> int:
-    """ns spent in ``n`` calls ``fn(dst, 64, src, 64, H2D, stream)``; ``sync`` runs untimed
-    after every ``SYNC_EVERY`` calls."""
+def _time_blocks(run_block: Callable[[int], Any], n: int, between: Callable[[], Any]) -> int:
+    """ns spent in ``run_block(k)`` (k iterations of the measured loop) over ``n`` iterations
+    in blocks of ``SYNC_EVERY``; ``between`` runs untimed after every block."""
     perf = time.perf_counter_ns
     total = 0
     done = 0
     while done < n:
-        rng = range(min(SYNC_EVERY, n - done))
+        k = min(SYNC_EVERY, n - done)
         t0 = perf()
-        for _ in rng:
-            fn(dst, COPY_BYTES, src, COPY_BYTES, H2D, stream)
+        run_block(k)
         total += perf() - t0
-        done += len(rng)
-        sync()
+        done += k
+        between()
     return total
+
+
+def _time_copies(fn: CopyLike, dst: int, src: int, stream: int, n: int,
+                 sync: Callable[[], Any]) -> int:
+    """ns spent in ``n`` calls ``fn(dst, 64, src, 64, H2D, stream)``; ``sync`` runs untimed
+    after every ``SYNC_EVERY`` calls."""
+    def block(k: int) -> None:
+        for _ in range(k):
+            fn(dst, COPY_BYTES, src, COPY_BYTES, H2D, stream)
+    return _time_blocks(block, n, sync)
 
 
 def _copy_setup(acl: ModuleType) -> tuple[int, int, int]:
@@ -173,18 +181,16 @@ def record_event_ns(record: bool, n: int) -> float:
         check(ret, "acl.rt.create_event")
         record_event = acl.rt.record_event
         check(record_event(event, stream), "acl.rt.record_event")
-        perf = time.perf_counter_ns
-        total = 0
-        done = 0
+
+        def block(k: int) -> None:
+            for _ in range(k):
+                record_event(event, stream)
+
+        def sync() -> None:
+            check(acl.rt.synchronize_stream(stream), "acl.rt.synchronize_stream")
+
         with quiet_gc():
-            while done < n:
-                rng = range(min(SYNC_EVERY, n - done))
-                t0 = perf()
-                for _ in rng:
-                    record_event(event, stream)
-                total += perf() - t0
-                done += len(rng)
-                check(acl.rt.synchronize_stream(stream), "acl.rt.synchronize_stream")
+            total = _time_blocks(block, n, sync)
         check(acl.rt.destroy_event(event), "acl.rt.destroy_event")
         if record:
             check_clean(s)
@@ -216,18 +222,14 @@ def malloc_free_ns(record: bool, n: int) -> float:
         ptr, ret = malloc(MALLOC_SIZE, MALLOC_POLICY)
         check(ret, "acl.rt.malloc")
         check(free(ptr), "acl.rt.free")
-        perf = time.perf_counter_ns
-        total = 0
-        done = 0
+
+        def block(k: int) -> None:
+            for _ in range(k):
+                p, _ret = malloc(MALLOC_SIZE, MALLOC_POLICY)
+                free(p)
+
         with quiet_gc():
-            while done < n:
-                rng = range(min(SYNC_EVERY, n - done))
-                t0 = perf()
-                for _ in rng:
-                    ptr, _ret = malloc(MALLOC_SIZE, MALLOC_POLICY)
-                    free(ptr)
-                total += perf() - t0
-                done += len(rng)
+            total = _time_blocks(block, n, lambda: None)
         ptr, ret = malloc(MALLOC_SIZE, MALLOC_POLICY)
         check(ret, "acl.rt.malloc after the loop")
         check(free(ptr), "acl.rt.free after the loop")

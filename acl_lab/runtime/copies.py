@@ -289,45 +289,41 @@ def memset_checks(s: Session, ptr: int, max_count: int, count: int) -> Region | 
     return r
 
 
-def _check_range(s: Session, r: Region, ptr: int, count: int) -> None:
-    if ptr + count > r.end:
-        s.memory.resolve(ptr, count, "memset range", code=ErrorCode.ACL_ERROR_RT_DEVICE_MEM_ERROR)
+def _memset_task(s: Session, th: HostThread, cid: int, st: Stream | None, ptr: int,
+                 max_count: int, value: int, count: int) -> Task | None:
+    """The memset task of device memory (on stream ``st``, or None for a synchronous one);
+    host memory is set at once (RT2's ``drvMemsetD8`` on host pages) and gives no task, as
+    does a count of 0."""
+    r = memset_checks(s, ptr, max_count, count)
+    if r is None:
+        return None
+    refuse_read_only(s, cid, r, ptr, "memset pointer")
+    if r.kind in (HOST_PINNED, HOST_PAGEABLE):
+        if ptr + count > r.end:
+            s.memory.resolve(ptr, count, "memset range",
+                             code=ErrorCode.ACL_ERROR_RT_DEVICE_MEM_ERROR)
+        s.memory.fill(r, ptr - r.addr, value, count)
+        return None
+    t = Task(TaskKind.MEMSET, st, cid, th.clock, MEMSET_ENGINE, memset_cost(s.profile, count))
+    t.fill = value
+    t.nbytes = count
+    add_access(t, r, ptr - r.addr, count, True)
+    return t
 
 
 def memset(s: Session, th: HostThread, cid: int, ptr: int, max_count: int, value: int,
            count: int) -> None:
     """aclrtMemset: synchronous; only the low 8 bits of ``value`` are used."""
     devices.require_ctx(s, th)
-    r = memset_checks(s, ptr, max_count, count)
-    if r is None:
-        return
-    refuse_read_only(s, cid, r, ptr, "memset pointer")
-    if r.kind in (HOST_PINNED, HOST_PAGEABLE):
-        _check_range(s, r, ptr, count)
-        s.memory.fill(r, ptr - r.addr, value, count)
-        return
-    task = Task(TaskKind.MEMSET, None, cid, th.clock, MEMSET_ENGINE,
-                memset_cost(s.profile, count))
-    task.fill = value
-    task.nbytes = count
-    add_access(task, r, ptr - r.addr, count, True)
-    run_sync(s, th, task)
+    t = _memset_task(s, th, cid, None, ptr, max_count, value, count)
+    if t is not None:
+        run_sync(s, th, t)
 
 
 def memset_async(s: Session, th: HostThread, cid: int, ptr: int, max_count: int, value: int,
                  count: int, stream: int) -> None:
     """aclrtMemsetAsync: a task for device memory; host memory is set at once (RT2)."""
     st = streams.lookup(s, th, stream)
-    r = memset_checks(s, ptr, max_count, count)
-    if r is None:
-        return
-    refuse_read_only(s, cid, r, ptr, "memset pointer")
-    if r.kind in (HOST_PINNED, HOST_PAGEABLE):
-        _check_range(s, r, ptr, count)
-        s.memory.fill(r, ptr - r.addr, value, count)
-        return
-    t = Task(TaskKind.MEMSET, st, cid, th.clock, MEMSET_ENGINE, memset_cost(s.profile, count))
-    t.fill = value
-    t.nbytes = count
-    add_access(t, r, ptr - r.addr, count, True)
-    submit(s, t)
+    t = _memset_task(s, th, cid, st, ptr, max_count, value, count)
+    if t is not None:
+        submit(s, t)
