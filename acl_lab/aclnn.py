@@ -51,8 +51,6 @@ ACLNN_ERR_INNER_NULLPTR = ErrorCode.ACLNN_ERR_INNER_NULLPTR
 
 _T = TypeVar("_T")
 
-#: Object kinds (the trace's ``objects.kind`` column) of this extension's objects.
-
 #: aclTensor data must be 32-byte aligned (opbase aclCreateTensor.md)
 TENSOR_ALIGN = 32
 #: dtypes aclnnAdd accepts here (bool and the 64-bit unsigned types are left out)

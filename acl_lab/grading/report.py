@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from ..runtime.kinds import Pool
 from .rubric import Exercise, Item, Run, get_exercise
 
 #: Plotly config for embedded figures: no logo link, no network.
@@ -437,12 +438,11 @@ def view_figure(run: Run, view: str) -> Any:
 
 def _memory_device(run: Run) -> int | None:
     """The device whose memory map shows the problem: the first leak's, else the first used."""
-    from ..tracer.schema import POOLS
 
     a = run.trace.allocs
     if a.rows == 0:
         return None
-    on_device = [i for i in range(a.rows) if int(a["pool"][i]) != POOLS.index("host")]
+    on_device = [i for i in range(a.rows) if int(a["pool"][i]) != Pool.HOST]
     for f in run.of_kind("leak"):
         for i in f.ids.get("allocs", ()):
             if i in on_device:

@@ -38,9 +38,6 @@ from .singleop import queue_device_task
 if TYPE_CHECKING:
     from .session import Session
 
-# Object kinds (the trace's ``objects.kind`` column); 0-9 are taken by runtime objects,
-# tensor descs, op attrs/handles and models.
-
 # acldvppPixelFormat values used here (DVPP-hdr).
 PIXEL_FORMAT_YUV_400 = 0
 PIXEL_FORMAT_YUV_SEMIPLANAR_420 = 1  # NV12

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from ..runtime.kinds import AllocKind, Pool
+from ..runtime.kinds import AllocKind, Engine, Pool
 from .schema import ENGINES, POOLS
 
 #: Engines whose busy time ``overlap_summary`` reports, in display order.
@@ -127,7 +127,7 @@ def overlap_summary(trace: Any, device: int = 0) -> OverlapSummary:
         m = engine == ENGINES.index(name)
         busy[name] = union_length(start[m], end[m])
     is_copy = np.isin(engine, [ENGINES.index(n) for n in COPY_ENGINES])
-    is_compute = engine == ENGINES.index("aicore")
+    is_compute = engine == Engine.AICORE
     copy_busy = union_length(start[is_copy], end[is_copy])
     compute_busy = busy["aicore"]
     both = is_copy | is_compute

@@ -18,14 +18,13 @@ from typing import Any
 
 import numpy as np
 
+from ...runtime.kinds import ObjectKind, TaskKind
 from ...tracer.checks import Finding
-from ...tracer.schema import TASK_KINDS
 from ..provenance import device_result
 from ..rubric import Exercise, Hidden, Item, Run, Verdict, register
 
-#: objects.kind numbers of contexts and streams (acl_lab.runtime.objects)
-_CONTEXT, _STREAM = 0, 1
-_KERNEL = TASK_KINDS.index("kernel")
+_CONTEXT, _STREAM = ObjectKind.CONTEXT, ObjectKind.STREAM
+_KERNEL = TaskKind.KERNEL
 #: calls that make a context current for the calling thread
 _BINDING_CALLS = ("acl.rt.create_context", "acl.rt.set_context", "acl.rt.set_device")
 

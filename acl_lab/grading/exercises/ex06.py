@@ -20,17 +20,15 @@ from typing import Any
 
 import numpy as np
 
+from ...runtime.kinds import TaskKind
 from ...runtime.session import Session
 from ...tracer.analysis import overlap_summary
 from ...tracer.checks import Finding
-from ...tracer.schema import TASK_KINDS
 from ..provenance import device_result
 from ..rubric import Exercise, Hidden, Item, Run, Verdict, register
 from .ex05 import first_sentence
 
-_H2D = TASK_KINDS.index("H2D")
-_D2H = TASK_KINDS.index("D2H")
-_KERNEL = TASK_KINDS.index("kernel")
+_H2D, _D2H, _KERNEL = TaskKind.H2D, TaskKind.D2H, TaskKind.KERNEL
 #: findings the ``no_race`` items judge (claimed for the findings gate)
 RACE_KINDS = ("race", "wait_before_record")
 #: the throughput item's target: pipeline throughput / synchronous throughput

@@ -45,9 +45,9 @@ import numpy as np
 
 from ... import zoo
 from ...hostwork import HOST_PREPROCESS_CALL, HOST_WORK_CALL, preprocess_ns_of
+from ...runtime.kinds import TaskKind
 from ...runtime.om import OmModel, load_om
 from ...tracer.analysis import union_length
-from ...tracer.schema import TASK_KINDS
 from ..provenance import device_result
 from ..rubric import Exercise, Hidden, Item, Run, Verdict, register
 from .ex05 import finding_head, ok_calls
@@ -76,9 +76,7 @@ TARGET_US = 210.0
 #: tolerance against the host forward pass (same kernels; float32 rounding only)
 RTOL, ATOL = 1e-4, 1e-4
 
-_H2D = TASK_KINDS.index("H2D")
-_D2H = TASK_KINDS.index("D2H")
-_MODEL_TASK = TASK_KINDS.index("model")
+_H2D, _D2H, _MODEL_TASK = TaskKind.H2D, TaskKind.D2H, TaskKind.MODEL
 _LOADS = ("acl.mdl.load_from_file", "acl.mdl.load_from_file_with_mem", "acl.mdl.load_from_mem")
 _ALLOCS = ("acl.rt.malloc", "acl.rt.malloc_host", "acl.rt.malloc_cached",
            "acl.media.dvpp_malloc")

@@ -35,6 +35,7 @@ from typing import Any
 
 import numpy as np
 
+from ...runtime.kinds import TaskKind
 from ...runtime.session import Session
 from ...tracer.checks.base import human_bytes
 from ...tracer.schema import TASK_KINDS
@@ -96,8 +97,8 @@ def _no_host_wait_between(run: Run) -> Verdict:
     t = run.trace
     kinds = t.tasks["kind"]
     calls = t.tasks["call"]
-    d2d = [int(calls[i]) for i in np.nonzero(kinds == TASK_KINDS.index("D2D"))[0]]
-    h2d = [int(calls[i]) for i in np.nonzero(kinds == TASK_KINDS.index("H2D"))[0]]
+    d2d = [int(calls[i]) for i in np.nonzero(kinds == TaskKind.D2D)[0]]
+    h2d = [int(calls[i]) for i in np.nonzero(kinds == TaskKind.H2D)[0]]
     if not d2d or not h2d:
         return False, "your run has no H2D copy followed by a device-to-device copy"
     lo, hi = min(h2d), min(d2d)

@@ -40,15 +40,15 @@ from typing import Any
 
 import numpy as np
 
-from ...runtime.kinds import AllocKind
+from ...runtime.kinds import AllocKind, Ending, ObjectKind
 from ..schema import ALLOC_KINDS
 from .base import Finding, TraceIndex, human_bytes, site
 
 #: a Python-owned host buffer (compared per allocation row: a module constant is cheaper)
 _PAGEABLE = AllocKind.HOST_PAGEABLE
 
-# objects.kind numbers (acl_lab.runtime.objects)
-_CONTEXT, _STREAM, _EVENT, _THREAD = 0, 1, 2, 3
+_CONTEXT, _STREAM, _EVENT, _THREAD = (ObjectKind.CONTEXT, ObjectKind.STREAM, ObjectKind.EVENT,
+                                     ObjectKind.THREAD)
 _EXECUTOR = 32
 
 #: object kind -> (noun, the call that releases it)
@@ -142,10 +142,11 @@ def late_releases(trace: Any) -> list[LateRelease]:
     if not len(failed):
         return []
     o, d, a, f = trace.objects, trace.destroys, trace.allocs, trace.frees
-    obj_reclaimed: dict[int, int] = {int(d["obj"][j]): int(d["call"][j])
-                                     for j in np.nonzero(d["how"] == 1)[0].tolist()}
+    reclaimed_d = np.nonzero(d["how"] == Ending.RECLAIMED)[0].tolist()
+    reclaimed_f = np.nonzero(f["how"] == Ending.RECLAIMED)[0].tolist()
+    obj_reclaimed: dict[int, int] = {int(d["obj"][j]): int(d["call"][j]) for j in reclaimed_d}
     alloc_reclaimed: dict[int, int] = {int(f["alloc"][j]): int(f["call"][j])
-                                       for j in np.nonzero(f["how"] == 1)[0].tolist()}
+                                       for j in reclaimed_f}
     handles = ix.handle_rows
     out: list[LateRelease] = []
     model_reclaimed: dict[int, int] | None = None

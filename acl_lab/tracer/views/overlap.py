@@ -16,6 +16,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from ...runtime.kinds import Engine
 from ..analysis import COPY_ENGINES, DEVICE_ENGINES, OverlapSummary, overlap_summary
 from ..schema import ENGINES
 from .style import PlotStyle
@@ -136,8 +137,8 @@ def _add_over_time(fig: go.Figure, trace: Any, s: OverlapSummary, scale: float, 
     engine = t["engine"]
     copy = _merged(start[ran & np.isin(engine, [ENGINES.index(n) for n in COPY_ENGINES])],
                    end[ran & np.isin(engine, [ENGINES.index(n) for n in COPY_ENGINES])])
-    compute = _merged(start[ran & (engine == ENGINES.index("aicore"))],
-                      end[ran & (engine == ENGINES.index("aicore"))])
+    compute = _merged(start[ran & (engine == Engine.AICORE)],
+                      end[ran & (engine == Engine.AICORE)])
     both = _intersect(copy, compute)
     edges = np.linspace(s.start_ns, s.end_ns, TIME_BUCKETS + 1)
     mid = (edges[:-1] + edges[1:]) / 2 / scale
