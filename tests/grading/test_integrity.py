@@ -44,11 +44,11 @@ for item in get_exercise("90.1").items:
 """
 
 PATCH_SESSION = """
-from acl_lab.runtime.session import Session
-_real_free = Session.free
-def _free(self, *args, **kwargs):
-    return _real_free(self, *args, **kwargs)
-Session.free = _free
+from acl_lab.runtime import alloc
+_real_free = alloc.free
+def _free(*args, **kwargs):
+    return _real_free(*args, **kwargs)
+alloc.free = _free
 """
 
 READ_SOLUTIONS = """
@@ -71,7 +71,7 @@ CASES: dict[str, tuple[list[str], tuple[str, ...], str]] = {
     "patch_rubric": ([*honest_cells(), PATCH_RUBRIC], ("90.1", "90.2"),
                      "submission modified acl_lab: the rubric of exercise 90.1"),
     "patch_session": ([*honest_cells(), PATCH_SESSION], ("90.1", "90.2"),
-                      "submission modified acl_lab: acl_lab.runtime.session.Session.free"),
+                      "submission modified acl_lab: acl_lab.runtime.alloc.free"),
     "read_solutions": ([*honest_cells(), READ_SOLUTIONS], ("90.1", "90.2"),
                        "submission accessed the solutions folder: open"),
     "list_solutions_env": ([*honest_cells(), LIST_SOLUTIONS_ENV], ("90.1", "90.2"),
