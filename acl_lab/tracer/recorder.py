@@ -74,11 +74,12 @@ class PackedTable:
     code) can be completed in place with ``set``. ``columns()`` unpacks into numpy arrays.
     """
 
-    __slots__ = ("buf", "dtype", "getters", "n", "name", "offsets", "pack", "size")
+    __slots__ = ("buf", "codes", "dtype", "getters", "n", "name", "offsets", "pack", "size")
 
     def __init__(self, name: str) -> None:
         cols = TABLES[name]
-        st = struct.Struct("<" + "".join(c.code for c in cols))
+        self.codes = "".join(c.code for c in cols)
+        st = struct.Struct("<" + self.codes)
         self.name = name
         self.pack = st.pack
         self.size = st.size
@@ -212,9 +213,11 @@ class Recorder:
         self._set_call_end = t["calls"].setter("end_ns", "ret")
         self._set_task_times = t["tasks"].setter("start_ns", "end_ns")
         self._end_into, self._end_at = t["calls"].packer("end_ns", "ret")
+        self._two_accesses = struct.Struct("<" + t["accesses"].codes * 2).pack
+        self._arg_fn = self._arg  # bound once: on_call_begin hands it to every encoder
         self._times_into, self._times_at = t["tasks"].packer("start_ns", "end_ns")
-        #: (argument count, pointer mask) -> the encoder of such an argument tuple
-        self._encoders: dict[tuple[int, int], Any] = {}
+        #: pointer mask << 16 | argument count -> the encoder of such an argument tuple
+        self._encoders: dict[int, Any] = {}
         self._region_rows: dict[int, int] = {}
         #: start address -> (allocs row, region) of the newest allocation there: a pointer
         #: argument at the start of a live one is recorded without resolving it (a stale
@@ -523,10 +526,10 @@ class Recorder:
         arg_start = args_tab.n
         nargs = len(args)
         if nargs:
-            enc = self._encoders.get((nargs, ptrs))
+            enc = self._encoders.get(ptrs << 16 | nargs)
             if enc is None:
-                enc = self._encoders[nargs, ptrs] = _encoder(nargs, ptrs)
-            args_tab.buf += enc(args, self._start_rows, self._arg, cid)
+                enc = self._encoders[ptrs << 16 | nargs] = _encoder(nargs, ptrs)
+            args_tab.buf += enc(args, self._start_rows, self._arg_fn, cid)
             args_tab.n += nargs
         self._calls.buf += self._calls.pack(n, thread, ctx, f, line, start, -1, 0, arg_start,
                                             min(nargs, 127))
@@ -630,9 +633,17 @@ class Recorder:
         tasks.n += 1
         acc = self._acc
         rows = self._region_rows
-        for a in t.accesses:
-            acc.buf += acc.pack(t.id, rows.get(a.region.id, -1), a.offset, a.length,
-                                1 if a.write else 0)
+        accesses = t.accesses
+        if len(accesses) == 2:  # a copy: both rows in one pack
+            a, b = accesses
+            tid = t.id
+            acc.buf += self._two_accesses(tid, rows.get(a.region.id, -1), a.offset, a.length,
+                                          a.write, tid, rows.get(b.region.id, -1), b.offset,
+                                          b.length, b.write)
+            acc.n += 2
+            return
+        for a in accesses:
+            acc.buf += acc.pack(t.id, rows.get(a.region.id, -1), a.offset, a.length, a.write)
             acc.n += 1
 
     def _on_task_shedding(self, t: Any) -> None:
