@@ -255,6 +255,18 @@ def _parse_json(raw: bytes | bytearray) -> Any:
         raise ValueError(f"trace file: not valid JSON ({e})") from None
 
 
+def _check_tables(doc: dict[str, Any]) -> dict[str, Any]:
+    """The document's ``tables`` object, refused when it is not one or names a table the
+    schema does not have (both file forms)."""
+    tables = doc.get("tables")
+    if not isinstance(tables, dict):
+        raise ValueError("trace file: 'tables' must be an object")
+    unknown = set(tables) - set(TABLES)
+    if unknown:
+        raise ValueError(f"trace file: unknown table(s) {sorted(unknown)}")
+    return tables
+
+
 def _check_head(doc: Any, version_wanted: int) -> tuple[dict[str, Any], list[str]]:
     """A document's format, version, meta and strings, checked: ``(meta, strings)``."""
     if not isinstance(doc, dict):
@@ -637,12 +649,7 @@ class Trace:
             raise ValueError("trace file: the header length is out of range")
         doc = _parse_json(bytes(view[body_end:len(raw) - 8]))
         meta, strings = _check_head(doc, BINARY_VERSION)
-        tables = doc.get("tables")
-        if not isinstance(tables, dict):
-            raise ValueError("trace file: 'tables' must be an object")
-        unknown = set(tables) - set(TABLES)
-        if unknown:
-            raise ValueError(f"trace file: unknown table(s) {sorted(unknown)}")
+        tables = _check_tables(doc)
         cols: dict[str, dict[str, np.ndarray]] = {}
         lengths: dict[str, int] = {STR: len(strings)}
         pos, budget = lead, [max_bytes - hlen]  # the header and the inflated columns
@@ -689,12 +696,7 @@ class Trace:
     def from_dict(cls, doc: Any) -> Trace:
         """Validate a decoded document and build the Trace."""
         meta, strings = _check_head(doc, VERSION)
-        tables = doc.get("tables")
-        if not isinstance(tables, dict):
-            raise ValueError("trace file: 'tables' must be an object")
-        unknown = set(tables) - set(TABLES)
-        if unknown:
-            raise ValueError(f"trace file: unknown table(s) {sorted(unknown)}")
+        tables = _check_tables(doc)
         cols: dict[str, dict[str, np.ndarray]] = {}
         lengths: dict[str, int] = {STR: len(strings)}
         for tname, spec in TABLES.items():
