@@ -21,7 +21,7 @@ from .costs import MEMSET_ENGINE, copy_cost, memset_cost
 from .errors import AccessError, AclError
 from .memory import DEVICE, DVPP, HOST_PAGEABLE, HOST_PINNED, KIND_NAMES, Region
 from .objects import Access, Stream, Task
-from .scheduler import TaskKind, add_access, run_sync, submit
+from .scheduler import TaskKind, run_sync, submit
 
 if TYPE_CHECKING:
     from .objects import HostThread
@@ -213,9 +213,7 @@ def memcpy_async(s: Session, th: HostThread, cid: int, dst: int, dest_max: int, 
     Pageable host memory is accepted (CANN 7/8: staged, slower, flagged);
     ``Session(pageable_async="sync")`` copies it synchronously like the newest runtime.
     """
-    st = s.handles.get(stream)
-    if type(st) is not Stream or not st.alive or st.ctx is not th.ctx:
-        st = streams.lookup(s, th, stream)  # the default stream (0), or the error of the handle
+    st = streams.lookup(s, th, stream)
     checked = copy_checks(s, cid, dst, dest_max, src, count, kind, asynchronous=True)
     if checked is None:
         return
@@ -307,7 +305,7 @@ def _memset_task(s: Session, th: HostThread, cid: int, st: Stream | None, ptr: i
     t = Task(TaskKind.MEMSET, st, cid, th.clock, MEMSET_ENGINE, memset_cost(s.profile, count))
     t.fill = value
     t.nbytes = count
-    add_access(t, r, ptr - r.addr, count, True)
+    t.add_access(r, ptr - r.addr, count, True)
     return t
 
 

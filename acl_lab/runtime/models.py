@@ -523,7 +523,7 @@ def write_input_params(s: Session, th: HostThread, cid: int, addr: int, payload:
     t.pinned = True
     t.nbytes = len(payload)
     t.payload = payload
-    scheduler.add_access(t, r, addr - r.addr, len(payload), True)
+    t.add_access(r, addr - r.addr, len(payload), True)
     scheduler.run_sync(s, th, t)
 
 
@@ -655,7 +655,7 @@ def execute(s: Session, th: HostThread, cid: int, mid: int, in_ds: int, out_ds: 
                    f"{largest}{input_note(om, i)}")
         r = _io_region(s, b.addr, f"input {i}")
         read = min(need, b.size, ins.aipp_reads.get(i, need))
-        scheduler.add_access(t, r, b.addr - r.addr, read, False)
+        t.add_access(r, b.addr - r.addr, read, False)
     for i, spec in enumerate(out_specs):
         b = buffers.lookup(s, outs.buffers[i])
         need = spec.nbytes
@@ -670,7 +670,7 @@ def execute(s: Session, th: HostThread, cid: int, mid: int, in_ds: int, out_ds: 
             raise AclError(UNDERSIZED_INPUT_CODE, f"output {i} needs {need} bytes; its buffer "
                                                   f"holds {b.size}")
         r = _io_region(s, b.addr, f"output {i}")
-        scheduler.add_access(t, r, b.addr - r.addr, need, True)
+        t.add_access(r, b.addr - r.addr, need, True)
     key = gear or ()
     ec = lm.costs.get(key)
     if ec is None:

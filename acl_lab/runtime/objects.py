@@ -225,6 +225,10 @@ class Task:
         """True once start and end are known."""
         return self.end >= 0
 
+    def add_access(self, region: Region, offset: int, length: int, write: bool) -> None:
+        """Add a region range this task reads (``write`` False) or writes."""
+        self.accesses.append(Access(region, offset, length, write))
+
 
 class DataBuffer:
     """An aclDataBuffer: a (pointer, size) pair. It owns no memory."""

@@ -20,7 +20,6 @@ from .kinds import Engine, TaskKind
 from .memory import KIND_NAMES, MemorySystem, first_unwritten
 
 if TYPE_CHECKING:
-    from .memory import Region
     from .objects import Access, HostThread, Task
     from .session import Session
 
@@ -136,12 +135,6 @@ _END, _START = 0, 1
 _WAIT, _CALLBACK = int(TaskKind.EVENT_WAIT), int(TaskKind.CALLBACK)
 _RECORD, _RESET = int(TaskKind.EVENT_RECORD), int(TaskKind.EVENT_RESET)
 _MEMSET, _NO_ENGINE = int(TaskKind.MEMSET), int(Engine.NONE)
-
-
-def add_access(t: Task, r: Region, offset: int, length: int, write: bool) -> None:
-    """Add a region range that task ``t`` reads (``write`` False) or writes."""
-    from .objects import Access
-    t.accesses.append(Access(r, offset, length, write))
 
 
 def register(s: Session, t: Task) -> None:

@@ -286,7 +286,7 @@ def _queue_kernel(s: Session, th: HostThread, cid: int, st: Any, op: OpDef,
             raise AclError(ErrorCode.ACL_ERROR_INVALID_PARAM,
                            f"{op.name} input {i} is in host memory: op inputs "
                            "must be device memory (acl.rt.malloc)")
-        scheduler.add_access(t, r, b.addr - r.addr, spec.nbytes, False)
+        t.add_access(r, b.addr - r.addr, spec.nbytes, False)
     for i, spec in enumerate(out_specs):
         b = outb[i]
         if b.addr == 0 or b.size < spec.nbytes:
@@ -298,7 +298,7 @@ def _queue_kernel(s: Session, th: HostThread, cid: int, st: Any, op: OpDef,
             raise AclError(ErrorCode.ACL_ERROR_INVALID_PARAM,
                            f"{op.name} output {i} is in host memory: op outputs "
                            "must be device memory")
-        scheduler.add_access(t, r, b.addr - r.addr, spec.nbytes, True)
+        t.add_access(r, b.addr - r.addr, spec.nbytes, True)
     flops, nbytes = op.cost(in_specs, out_specs, attrs)
     t.duration, t.units = op_cost(s.profile, flops, nbytes, in_specs, out_specs)
     t.nbytes = nbytes
@@ -436,7 +436,7 @@ def queue_device_task(s: Session, th: HostThread, cid: int, st: Any, kind: TaskK
                 raise AclError(ErrorCode.ACL_ERROR_INVALID_PARAM,
                                f"{what} must be device memory, not {kinds[r.kind]} "
                                "memory")
-            scheduler.add_access(t, r, addr - r.addr, nbytes, write)
+            t.add_access(r, addr - r.addr, nbytes, write)
     t.kernel = fn
     scheduler.submit(s, t)
     return t
