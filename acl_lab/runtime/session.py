@@ -372,7 +372,10 @@ class Session:
     # ================================================================== API bracket
     def api_enter(self, name: str, cost: int, args: tuple[Any, ...], ptrs: int,
                   file: str, line: int) -> tuple[HostThread, int, int]:
-        """Start an API call: register it and charge the host cost to the caller's clock."""
+        """Start an API call: register it and charge the host cost to the caller's clock.
+
+        ``acl._boundary.InProcess`` writes this and ``api_exit`` out in every generated
+        call (the hot path); a change here goes there too."""
         th = getattr(self.tls, "th", None) or self.thread()
         cid = self.call_count
         self.call_count = cid + 1
