@@ -219,7 +219,6 @@ class Session:
         self.interrupt_pending = False
         #: ``finish()`` ran: the program's exit released everything, as ``aclFinalize`` would
         self.finished = False
-        self._entered = False
         self.recorder: Any = None
         self.op_model_dir: str | None = None
         self.models: dict[int, Any] = {}
@@ -234,12 +233,10 @@ class Session:
     # ================================================================== session plumbing
     def __enter__(self) -> Session:
         self._prev_session = set_current_session(self)
-        self._entered = True
         return self
 
     def __exit__(self, *exc: object) -> None:
         set_current_session(self._prev_session)
-        self._entered = False
         self.close()
 
     def close(self) -> None:

@@ -440,36 +440,3 @@ def queue_device_task(s: Session, th: HostThread, cid: int, st: Any, kind: TaskK
     t.kernel = fn
     scheduler.submit(s, t)
     return t
-
-
-def queue_op(s: Session, th: HostThread, cid: int, st: Any, op_type: str,
-             inputs: list[tuple[int, TensorSpec] | np.ndarray],
-             outputs: list[tuple[int, TensorSpec]], attrs: dict[str, Any]) -> Task:
-    """Queue operator ``op_type`` on raw device pointers (the aclnn extension's path).
-
-    ``inputs`` are ``(device address, spec)`` pairs or host constants (numpy arrays);
-    ``outputs`` are ``(device address, spec)`` pairs whose specs must match what the op infers.
-    """
-    try:
-        op = get_op(op_type)
-        full = {**op.defaults, **attrs}
-        consts = {i: a for i, a in enumerate(inputs) if isinstance(a, np.ndarray)}
-        in_specs = [TensorSpec(str(a.dtype), tuple(a.shape)) if isinstance(a, np.ndarray)
-                    else a[1] for a in inputs]
-        out_specs = op.infer(in_specs, {**full, "__consts__": consts})
-    except OpError as e:
-        raise AclError(e.code, e.message) from None
-    for i, ((_, got), want) in enumerate(zip(outputs, out_specs, strict=True)):
-        if got.dtype != want.dtype or tuple(got.shape) != tuple(want.shape):
-            raise AclError(ErrorCode.ACL_ERROR_OP_NOT_FOUND,
-                           f"{op_type} output {i} is {want.dtype}{list(want.shape)}, "
-                           f"the tensor given is {got.dtype}{list(got.shape)}")
-    flops, nbytes = op.cost(in_specs, out_specs, full)
-    reads = [(a[0], a[1].nbytes, f"{op_type} input {i}") for i, a in enumerate(inputs)
-             if not isinstance(a, np.ndarray)]
-    writes = [(addr, spec.nbytes, f"{op_type} output {i}")
-              for i, (addr, spec) in enumerate(outputs)]
-    fn = _kernel_fn(op, in_specs, out_specs, full, consts, [])
-    ns, cores = op_cost(s.profile, flops, nbytes, in_specs, out_specs)
-    return queue_device_task(s, th, cid, st, TaskKind.KERNEL, Engine.AICORE, ns,
-                             reads, writes, fn, op_type, units=cores)
