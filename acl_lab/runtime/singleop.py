@@ -281,30 +281,32 @@ def _queue_kernel(s: Session, th: HostThread, cid: int, st: Any, op: OpDef,
                            f"{op.name} input {i} needs {spec.nbytes} bytes "
                            f"({spec.dtype}{list(spec.shape)}), its data buffer "
                            f"holds {b.size}")
-        r = _resolve_start(s, b.addr, f"{op.name} input {i}")
-        if r.kind not in device_kinds:
-            raise AclError(ErrorCode.ACL_ERROR_INVALID_PARAM,
-                           f"{op.name} input {i} is in host memory: op inputs "
-                           "must be device memory (acl.rt.malloc)")
-        t.add_access(r, b.addr - r.addr, spec.nbytes, False)
+        _device_access(s, t, b.addr, spec.nbytes, f"{op.name} input {i}", device_kinds,
+                       "op inputs must be device memory (acl.rt.malloc)", False)
     for i, spec in enumerate(out_specs):
         b = outb[i]
         if b.addr == 0 or b.size < spec.nbytes:
             raise AclError(ErrorCode.ACL_ERROR_INVALID_PARAM,
                            f"{op.name} output {i} needs {spec.nbytes} bytes, its "
                            f"data buffer holds {b.size}")
-        r = _resolve_start(s, b.addr, f"{op.name} output {i}")
-        if r.kind not in device_kinds:
-            raise AclError(ErrorCode.ACL_ERROR_INVALID_PARAM,
-                           f"{op.name} output {i} is in host memory: op outputs "
-                           "must be device memory")
-        t.add_access(r, b.addr - r.addr, spec.nbytes, True)
+        _device_access(s, t, b.addr, spec.nbytes, f"{op.name} output {i}", device_kinds,
+                       "op outputs must be device memory", True)
     flops, nbytes = op.cost(in_specs, out_specs, attrs)
     t.duration, t.units = op_cost(s.profile, flops, nbytes, in_specs, out_specs)
     t.nbytes = nbytes
     order = [i for i in range(len(ind)) if i not in consts]
     t.kernel = _kernel_fn(op, in_specs, out_specs, attrs, consts, order)
     scheduler.submit(s, t)
+
+
+def _device_access(s: Session, t: Task, addr: int, nbytes: int, what: str,
+                   kinds: tuple[int, ...], rule: str, write: bool) -> None:
+    """Add the access of an operator's data buffer to ``t``; 100000 when its memory is not
+    of ``kinds`` (host memory, in EP mode)."""
+    r = _resolve_start(s, addr, what)
+    if r.kind not in kinds:
+        raise AclError(ErrorCode.ACL_ERROR_INVALID_PARAM, f"{what} is in host memory: {rule}")
+    t.add_access(r, addr - r.addr, nbytes, write)
 
 
 def _resolve_start(s: Session, addr: int, what: str) -> Any:

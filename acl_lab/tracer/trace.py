@@ -255,6 +255,13 @@ def _parse_json(raw: bytes | bytearray) -> Any:
         raise ValueError(f"trace file: not valid JSON ({e})") from None
 
 
+def _check_columns(tname: str, columns: dict[str, Any]) -> None:
+    """Refuse a table naming a column the schema does not give it (both file forms)."""
+    extra = set(columns) - {c.name for c in TABLES[tname]}
+    if extra:
+        raise ValueError(f"trace file: tables.{tname} has unknown column(s) {sorted(extra)}")
+
+
 def _check_tables(doc: dict[str, Any]) -> dict[str, Any]:
     """The document's ``tables`` object, refused when it is not one or names a table the
     schema does not have (both file forms)."""
@@ -663,10 +670,7 @@ class Trace:
                 raise ValueError(f"trace file: tables.{tname}.rows must be a row count")
             if not isinstance(packed, dict):
                 raise ValueError(f"trace file: tables.{tname}.columns must be an object")
-            extra = set(packed) - {c.name for c in spec}
-            if extra:
-                raise ValueError(f"trace file: tables.{tname} has unknown column(s) "
-                                 f"{sorted(extra)}")
+            _check_columns(tname, packed)
             cols[tname] = {}
             for c in spec:
                 where = f"tables.{tname}.{c.name}"
@@ -703,10 +707,7 @@ class Trace:
             t = tables.get(tname)
             if not isinstance(t, dict):
                 raise ValueError(f"trace file: tables.{tname} is missing or not an object")
-            extra = set(t) - {c.name for c in spec}
-            if extra:
-                raise ValueError(f"trace file: tables.{tname} has unknown column(s) "
-                                 f"{sorted(extra)}")
+            _check_columns(tname, t)
             n: int | None = None
             cols[tname] = {}
             for c in spec:
