@@ -22,7 +22,7 @@ from . import buffers, copies, scheduler, streams
 from .costs import op_cost
 from .errors import AclError
 from .kinds import Engine, ObjectKind, TaskKind
-from .memory import DEVICE, DVPP, HOST_PAGEABLE, HOST_PINNED, SIZE_MAX
+from .memory import DEVICE, DVPP, HOST_PAGEABLE, HOST_PINNED, KIND_NAMES, SIZE_MAX
 from .objects import HostThread, Task
 from .opdefs import ACL_TO_NUMPY, NUMPY_TO_ACL, OpDef, OpError, TensorSpec, get_op
 
@@ -434,9 +434,8 @@ def queue_device_task(s: Session, th: HostThread, cid: int, st: Any, kind: TaskK
                 raise AclError(ErrorCode.ACL_ERROR_INVALID_PARAM, f"{what} is a null pointer")
             r = _resolve_start(s, addr, what)
             if r.kind not in allowed:
-                kinds = ("device", "pinned host", "DVPP", "pageable host")
                 raise AclError(ErrorCode.ACL_ERROR_INVALID_PARAM,
-                               f"{what} must be device memory, not {kinds[r.kind]} "
+                               f"{what} must be device memory, not {KIND_NAMES[r.kind]} "
                                "memory")
             t.add_access(r, addr - r.addr, nbytes, write)
     t.kernel = fn
