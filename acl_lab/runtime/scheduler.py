@@ -137,7 +137,7 @@ _RECORD, _RESET = int(TaskKind.EVENT_RECORD), int(TaskKind.EVENT_RESET)
 _MEMSET, _NO_ENGINE = int(TaskKind.MEMSET), int(Engine.NONE)
 
 
-def register(s: Session, t: Task) -> None:
+def announce(s: Session, t: Task) -> None:
     """Give a task its id (= its row in the trace) and announce it (the ``on_task`` hook).
 
     A task whose range already runs past its allocation fails at its start and moves
@@ -158,7 +158,7 @@ def submit(s: Session, t: Task) -> None:
     st = t.stream
     assert st is not None
     st.last_task = t
-    register(s, t)
+    announce(s, t)
     if st.pending or st.blocked_by is not None or not place(s, t):
         st.pending.append(t)
         if st not in s.blocked_streams:
@@ -383,7 +383,7 @@ def run_sync(s: Session, th: HostThread, task: Task) -> None:
         AclError: the task's status when it failed (507053 for a range past the end).
     """
     task.device = th.ctx.device.index if th.ctx is not None else 0
-    register(s, task)
+    announce(s, task)
     ready = th.clock + sync_task_delay(s.profile)
     if task.engine == Engine.HOST:
         task.start = ready
