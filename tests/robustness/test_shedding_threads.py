@@ -173,7 +173,13 @@ def callbacks(iterations: int, nested: bool) -> Callable[[ModuleType, Session], 
         def report(_: Any) -> None:
             acl.rt.set_context(ctx)
             while not state["exit"]:
-                acl.rt.process_report(20)
+                # A timed poll that expires moves the report thread's clock up to the
+                # others' (threads.process_report), which changes the virtual-time order of
+                # a callback's copy and the next H2D, and so the kind of that race, from run
+                # to run. Callbacks keep arriving, so a long poll never expires on a busy
+                # machine (20 ms did, under the whole suite); it returns at once once the
+                # stream is unsubscribed.
+                acl.rt.process_report(5000)
 
         def callback(_: Any) -> None:
             state["ran"] += 1
