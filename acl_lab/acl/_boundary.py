@@ -245,6 +245,9 @@ class Transport:
     function ``bind(spec)`` returned, as ``call(args, file, line)``, on the calling thread
     (the calling thread is the thread that makes that call). ``InProcess`` runs the runtime
     here; ``acl_lab.transport.Pipe`` forwards the call to an emulator in another process.
+
+    A transport may also offer ``inline(spec)``: the same call as source text that the
+    wrapper runs in its own frame (one frame less on every call; ``InProcess`` does).
     """
 
     def bind(self, spec: ApiSpec) -> Callable[[tuple[Any, ...], str, int], Any]:
@@ -252,25 +255,32 @@ class Transport:
         (already shaped like the pyACL function's return)."""
         raise NotImplementedError
 
+    def inline(self, spec: ApiSpec) -> tuple[str, dict[str, Any]] | None:
+        """``(body, globals)``: the statements of ``bind(spec)``'s call, indented four
+        spaces, over the locals ``args``, ``file`` and ``line``, and the globals they use;
+        None (the default) when the wrapper is to call ``bind``'s function instead."""
+        return None
+
 
 class InProcess(Transport):
     """The default transport: run the implementation on this process's Session.
 
     Publishes the API-call hook with the caller's site, maps ``AclError`` to its code, shapes
-    the return and advances the device to the caller's clock. The bound call is generated per
-    function (like the wrapper) so the common call costs what it cost before the seam.
+    the return and advances the device to the caller's clock. The call is generated per
+    function (like the wrapper) and written into the wrapper itself (``inline``), so the
+    common call makes no call of its own before the implementation's.
     """
 
-    def bind(self, spec: ApiSpec) -> Callable[[tuple[Any, ...], str, int], Any]:
-        """The in-process call of ``spec`` (see the class docstring)."""
+    def inline(self, spec: ApiSpec) -> tuple[str, dict[str, Any]]:
+        """The in-process call of ``spec`` as the wrapper's own statements (see the class
+        docstring)."""
         # ``Session.api_enter`` and ``api_exit`` (the bracket of hostwork, the transport
         # server and the C bridge), written out: this is every pyACL call's path, and calling
         # the two costs ~0.8 µs a call (a traced memcpy_async 13.3 -> 14.1 µs, tracing
         # 1.47x -> 1.68x; python -m benchmarks --only api_overhead). Change them together.
         # The host cost is the profile field ``costs.api_call_ns`` returns, read in place.
         cost = "launch_call_ns" if spec.launch else "api_call_ns"
-        src = f"""def call(args, file, line):
-    s = _current()
+        body = f"""    s = _current()
     if s is None:  # interpreter shutdown, no session: ACL is gone (see AFTER_EXIT)
         value, ret = DEFAULT, AFTER_EXIT
         return {spec.shape}
@@ -305,8 +315,15 @@ class InProcess(Transport):
                                "IMPL": spec.impl, "ADVANCE": scheduler.advance,
                                "DEFAULT": spec.default,
                                "AFTER_EXIT": _after_exit_code(spec.name)}
+        return body, env
+
+    def bind(self, spec: ApiSpec) -> Callable[[tuple[Any, ...], str, int], Any]:
+        """The in-process call of ``spec`` as a function of its own (for callers that hold
+        parsed arguments: the transport server)."""
+        body, env = self.inline(spec)
         fn: Callable[[tuple[Any, ...], str, int], Any] = _generate(
-            src, "call", "call", f"<acl_api {spec.name} in-process>", env)
+            "def call(args, file, line):\n" + body, "call", "call",
+            f"<acl_api {spec.name} in-process>", env)
         return fn
 
 
@@ -327,9 +344,39 @@ def set_transport(transport: Transport) -> Transport:
     previous = _TRANSPORT[0]
     _TRANSPORT[0] = transport
     for entry in list(_REGISTRY.values()):
-        spec: ApiSpec = entry["spec"]
-        spec.slot[0] = transport.bind(spec)
+        _bind_wrapper(entry["wrapper"], entry["spec"], entry["head"], transport)
     return previous
+
+
+#: How every wrapper finds its caller's site, after the arguments are parsed.
+_SITE = """    f = _getframe(1)
+    file = f.f_code.co_filename
+    site = FOREIGN.get(file)
+    line = f.f_lineno if site is None else 0
+    if site is not None:
+        file, line = site()
+"""
+
+
+def _bind_wrapper(wrapper: Any, spec: ApiSpec, head: str, transport: Transport) -> None:
+    """Give ``wrapper`` the code of ``transport``: the transport's call written into the
+    wrapper (``Transport.inline``), or a call of the function ``bind`` returns.
+
+    The wrapper object stays the same (programs hold it: ``from acl.rt import malloc``); its
+    code and globals change, so every call after this goes the new way.
+    """
+    env: dict[str, Any] = wrapper.__globals__
+    inlined = transport.inline(spec)
+    if inlined is None:
+        spec.slot[0] = transport.bind(spec)
+        src = head + _SITE + "    return CALL[0](args, file, line)\n"
+    else:
+        body, extra = inlined
+        env.update(extra)
+        spec.slot[0] = transport.bind(spec)
+        src = head + _SITE + body
+    fn = _generate(src, "wrapper", wrapper.__name__, f"<acl_api {spec.name}>", env)
+    wrapper.__code__ = fn.__code__
 
 
 def acl_api(name: str, cname: str, fmt: str, out: int | str = 0, launch: bool = False,
@@ -388,24 +435,16 @@ def acl_api(name: str, cname: str, fmt: str, out: int | str = 0, launch: bool = 
             head = ("def wrapper(*args, **kw):\n"
                     "    if kw:\n        raise _no_keywords(NAME)\n"
                     "    args = _parse(NAME, FMT, args)\n")
-        src = head + """    f = _getframe(1)
-    file = f.f_code.co_filename
-    site = FOREIGN.get(file)
-    line = f.f_lineno if site is None else 0
-    if site is not None:
-        file, line = site()
-    return CALL[0](args, file, line)
-"""
         spec = ApiSpec(name, cname, fmt, out, launch, default, impl, ptrs, shape)
-        _REGISTRY[name]["spec"] = spec
-        spec.slot[0] = _TRANSPORT[0].bind(spec)
         env: dict[str, Any] = {"_parse": _parse, "_no_keywords": _no_keywords,
                                "_M": _MISSING, "NAME": name, "FMT": fmt,
                                "_getframe": sys._getframe, "CALL": spec.slot,
                                "FOREIGN": _FOREIGN_CALLERS}
-        # one compile per format: the name and the globals make each function its own
-        wrapper: Any = wraps(impl)(_generate(src, "wrapper", impl.__name__,
+        # one compile per format and transport: the globals make each function its own
+        wrapper: Any = wraps(impl)(_generate(head + "    pass\n", "wrapper", impl.__name__,
                                              f"<acl_api {name}>", env))
+        _bind_wrapper(wrapper, spec, head, _TRANSPORT[0])
+        _REGISTRY[name].update(spec=spec, wrapper=wrapper, head=head)
         wrapper.__acl_name__ = name
         wrapper.__acl_cname__ = cname
         wrapper.__signature__ = _pyacl_signature(impl, len(letters))

@@ -226,10 +226,11 @@ def place(s: Session, t: Task) -> bool:
         t.end = start + t.duration
     st.tail_end = t.end
     if t.accesses:
+        # Only the start is queued: ``advance`` queues the end once the start is applied,
+        # or applies it at once when nothing else comes first (the usual case).
         seq = s.effect_seq
         s.effect_seq = seq + 1
         heappush(s.effects, (t.start, _START, seq, t))
-        heappush(s.effects, (t.end, _END, seq, t))
     s.hooks.on_task_placed(t)
     s.progress += 1
     if kind in (_RECORD, _CALLBACK):
@@ -366,9 +367,17 @@ def advance(s: Session, t: int) -> None:
     """Apply every data effect due at or before virtual time ``t``."""
     eff = s.effects
     while eff and eff[0][0] <= t:
-        _, phase, _, task = heappop(eff)
+        _, phase, seq, task = heappop(eff)
         if phase:
             effect_start(s, task)
+            end = task.end
+            # The end is the next effect in (time, phase, sequence) order when it is due and
+            # sorts before the heap's head: apply it now instead of a push and a pop. The
+            # order is the one the two heap entries gave (sequence numbers are unique).
+            if end <= t and (not eff or (end, _END, seq) < eff[0]):
+                effect_end(s, task)
+            else:
+                heappush(eff, (end, _END, seq, task))
         else:
             effect_end(s, task)
     if t > s.applied_ns:
