@@ -33,6 +33,7 @@ H2H, H2D, D2H, D2D = (MemcpyKind.HOST_TO_HOST, MemcpyKind.HOST_TO_DEVICE,
 #: aclrtMemcpyKind -> the task kind of the copy
 COPY_TASK: dict[int, TaskKind] = {H2H: TaskKind.H2H, H2D: TaskKind.H2D, D2H: TaskKind.D2H,
                                   D2D: TaskKind.D2D}
+_MEMSET = TaskKind.MEMSET  # read once (an enum member through its class costs ~100 ns)
 
 #: Kinds ``MemcpyKindReviseMap`` (hicann/runtime api_error.cc) allows for a pair with an
 #: unregistered (pageable) side, keyed by (src pageable, dst pageable, src device, dst device).
@@ -246,6 +247,7 @@ def memcpy_async(s: Session, th: HostThread, cid: int, dst: int, dest_max: int, 
     if not pinned:
         t.pinned = False
     t.nbytes = count
+    t.copy = True
     t.accesses = [Access(rs, src - rs.addr, count, False),
                   Access(rd, dst - rd.addr, count, True)]
     submit(s, t)
@@ -302,7 +304,7 @@ def _memset_task(s: Session, th: HostThread, cid: int, st: Stream | None, ptr: i
                              code=ErrorCode.ACL_ERROR_RT_DEVICE_MEM_ERROR)
         s.memory.fill(r, ptr - r.addr, value, count)
         return None
-    t = Task(TaskKind.MEMSET, st, cid, th.clock, MEMSET_ENGINE, memset_cost(s.profile, count))
+    t = Task(_MEMSET, st, cid, th.clock, MEMSET_ENGINE, memset_cost(s.profile, count))
     t.fill = value
     t.nbytes = count
     t.add_access(r, ptr - r.addr, count, True)

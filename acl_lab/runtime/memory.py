@@ -108,7 +108,7 @@ class Region:
     """One allocation or registered buffer, with its bytes and its written-bytes shadow."""
 
     __slots__ = ("accounted", "addr", "alloc_call", "backing", "buf", "ctx", "device",
-                 "display_addr", "id", "kind", "live", "obj", "policy", "pool", "raw",
+                 "display_addr", "id", "kind", "live", "mv", "obj", "policy", "pool", "raw",
                  "read_only", "requested", "size", "written")
 
     def __init__(self, rid: int, kind: int, device: int, addr: int, size: int,
@@ -124,6 +124,9 @@ class Region:
         self.pool = pool
         self.accounted = accounted
         self.buf = buf
+        #: a flat memoryview of ``buf``, made by the first ``MemorySystem.write`` (a slice
+        #: assignment through it costs a third of one through the array)
+        self.mv: memoryview | None = None
         self.alloc_call = alloc_call
         self.ctx = ctx
         self.live = True
@@ -191,6 +194,12 @@ def first_unwritten(written: list[list[int]], start: int) -> int:
     return start
 
 
+#: Freed regions the graveyard keeps per start address: ``find_freed`` looks at this many
+#: regions before an address, so older ones of the same start could never be found (a
+#: malloc/free loop reuses one address: without the cap the graveyard grew with every pair).
+FREED_PER_START = 32
+
+
 class _Index:
     """Sorted start addresses -> regions, for O(log n) address resolution.
 
@@ -206,11 +215,18 @@ class _Index:
         self.regions: list[Region] = []
         self.at: dict[int, Region] = {}
 
-    def add(self, r: Region) -> None:
+    def add(self, r: Region, per_start: int = 0) -> None:
+        """Index ``r`` (after the regions that start where it starts); with ``per_start``,
+        the oldest regions of that start beyond ``per_start`` leave the index."""
         i = bisect_right(self.starts, r.addr)
         self.starts.insert(i, r.addr)
         self.regions.insert(i, r)
         self.at[r.addr] = r
+        if per_start:
+            first = bisect_left(self.starts, r.addr)
+            if i + 1 - first > per_start:
+                del self.starts[first]
+                del self.regions[first]
 
     def remove(self, r: Region) -> None:
         i = bisect_right(self.starts, r.addr) - 1
@@ -567,7 +583,12 @@ class MemorySystem:
         self.devices = [DeviceMemory(d, profile) for d in range(device_count)]
         self.device_index = _Index()
         self.host_index = _Index()
-        self.regions: list[Region] = []
+        #: regions made so far (the next region's id)
+        self.region_count = 0
+        #: live regions by id (in id order); a freed or dropped one leaves, so a long
+        #: malloc/free loop holds only what is live (and what the graveyard keeps)
+        self.live: dict[int, Region] = {}
+        #: freed regions, at most ``FREED_PER_START`` per start address (see ``find_freed``)
         self.graveyard = _Index()
         self.pinned_used = 0
         self._pageable: OrderedDict[int, Region] = OrderedDict()
@@ -579,9 +600,10 @@ class MemorySystem:
     def _new_region(self, kind: int, device: int, addr: int, size: int, requested: int,
                     policy: int, pool: int, accounted: int, buf: np.ndarray,
                     call: int, ctx: int) -> Region:
-        r = Region(len(self.regions), kind, device, addr, size, requested, policy, pool,
+        r = Region(self.region_count, kind, device, addr, size, requested, policy, pool,
                    accounted, buf, call, ctx)
-        self.regions.append(r)
+        self.region_count += 1
+        self.live[r.id] = r
         if kind in (HOST_PINNED, HOST_PAGEABLE):
             r.display_addr = self._host_display_next
             self._host_display_next += align_up(max(size, 1), 4096)
@@ -730,6 +752,7 @@ class MemorySystem:
         if r.size:
             self.host_index.remove(r)
         self._pageable.pop(r.id, None)
+        self.live.pop(r.id, None)
 
     def _reclaim_orphans(self) -> None:
         if len(self._pageable) <= self.ORPHANS_KEPT:
@@ -750,8 +773,10 @@ class MemorySystem:
             if r.kind == HOST_PINNED:
                 self.pinned_used -= r.size
                 self._release_pinned(r)
-        self.graveyard.add(r)
+        self.live.pop(r.id, None)
+        self.graveyard.add(r, FREED_PER_START)
         r.buf = np.zeros(0, np.uint8)
+        r.mv = None
 
     def _release_pinned(self, r: Region) -> None:
         """Keep a freed pinned block's bytes owned for a while (see QUARANTINE_BLOCKS)."""
@@ -789,7 +814,7 @@ class MemorySystem:
         idx = self.graveyard
         i = bisect_right(idx.starts, addr) - 1
         best: Region | None = None
-        for j in range(i, max(-1, i - 32), -1):
+        for j in range(i, max(-1, i - FREED_PER_START), -1):
             r = idx.regions[j]
             if r.addr <= addr < r.addr + r.size and (best is None or r.id > best.id):
                 if r.kind in (HOST_PINNED, HOST_PAGEABLE) and (
@@ -942,7 +967,10 @@ class MemorySystem:
         if r.read_only or r.obj is not None:  # only these can be refused (``may_write``)
             cls._guard_write(r)
         n = len(data)
-        r.buf.data[offset:offset + n] = data
+        mv = r.mv
+        if mv is None:
+            mv = r.mv = r.buf.data.cast("B")
+        mv[offset:offset + n] = data
         if r.written is not None:
             r.mark_written(offset, offset + n)
 
@@ -968,4 +996,4 @@ class MemorySystem:
 
     def live_regions(self) -> list[Region]:
         """Every live device, DVPP and pinned region (not pageable buffers)."""
-        return [r for r in self.regions if r.live and r.kind != HOST_PAGEABLE]
+        return [r for r in self.live.values() if r.kind != HOST_PAGEABLE]

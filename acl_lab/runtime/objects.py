@@ -105,6 +105,8 @@ class Stream:
         self.oid = oid
         self.handle = handle
         self.ctx = ctx
+        #: the index of the device (every task of the stream runs there)
+        self.device = ctx.device.index
         self.is_default = is_default
         self.flags = flags
         self.alive = True
@@ -205,6 +207,9 @@ class Task:
     status = 0
     units = 1
     nbytes = 0
+    #: a copy: two accesses, the source read and then the destination written, no kernel
+    #: (``scheduler.copy_effects`` applies both in one pass)
+    copy = False
     start = -1
     end = -1
     id = -1
@@ -218,7 +223,7 @@ class Task:
         self.engine = engine
         self.duration = duration
         self.accesses: list[Access] = []
-        self.device = stream.ctx.device.index if stream is not None else -1
+        self.device = stream.device if stream is not None else -1
 
     @property
     def placed(self) -> bool:

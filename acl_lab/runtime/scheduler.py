@@ -341,6 +341,42 @@ def effect_end(s: Session, t: Task) -> None:
     t.payload = None
 
 
+def copy_start_plain(s: Session, t: Task) -> bool:
+    """A copy's start (``effect_start`` for its two accesses, the source then the
+    destination) when nothing about it is out of the ordinary; False, having done nothing,
+    for anything else (a freed or raw region, a range past the end, a destination that can
+    refuse a write, a failed task), which ``effect_start`` handles."""
+    src, dst = t.accesses
+    rs = src.region
+    rd = dst.region
+    off = src.offset
+    n = src.length
+    if (t.status or not rs.live or not rd.live or rs.raw or rd.raw or rd.read_only
+            or rd.obj is not None or off + n > rs.size or dst.offset + n > rd.size):
+        return False
+    written = rs.written
+    if written is not None:
+        missing = rs.unwritten(off, off + n)
+        if missing:
+            s.hooks.on_uninit(t, rs, missing, first_unwritten(written, off))
+    t.payload = rs.buf[off:off + n].tobytes()
+    return True
+
+
+def copy_end_plain(s: Session, t: Task) -> bool:
+    """A copy's end (``effect_end``: its bytes land) when its destination is live and
+    cannot refuse the write; False, having done nothing, otherwise."""
+    data = t.payload
+    dst = t.accesses[1]
+    rd = dst.region
+    if t.status or data is None or not rd.live or rd.read_only or rd.obj is not None:
+        return False
+    MemorySystem.write(rd, dst.offset, data)
+    s.hooks.on_landed(t, rd, dst.offset, data)
+    t.payload = None
+    return True
+
+
 def fail_task(s: Session, t: Task, a: Access, why: str = "") -> None:
     """Fail task ``t`` on its access ``a`` (507053): freed memory, a range past the end, or
     ``why`` (host memory that can no longer be accessed)."""
@@ -364,22 +400,30 @@ def fail_task(s: Session, t: Task, a: Access, why: str = "") -> None:
 
 
 def advance(s: Session, t: int) -> None:
-    """Apply every data effect due at or before virtual time ``t``."""
+    """Apply every data effect due at or before virtual time ``t``.
+
+    A copy's phases (the commonest effects) are applied here in a few lines when nothing
+    about them is out of the ordinary (``copy_start_plain`` / ``copy_end_plain``), the rest
+    by ``effect_start`` / ``effect_end``.
+    """
     eff = s.effects
     while eff and eff[0][0] <= t:
         _, phase, seq, task = heappop(eff)
-        if phase:
-            effect_start(s, task)
-            end = task.end
-            # The end is the next effect in (time, phase, sequence) order when it is due and
-            # sorts before the heap's head: apply it now instead of a push and a pop. The
-            # order is the one the two heap entries gave (sequence numbers are unique).
-            if end <= t and (not eff or (end, _END, seq) < eff[0]):
+        if not phase:
+            if not (task.copy and copy_end_plain(s, task)):
                 effect_end(s, task)
-            else:
-                heappush(eff, (end, _END, seq, task))
+            continue
+        if not (task.copy and copy_start_plain(s, task)):
+            effect_start(s, task)
+        end = task.end
+        # The end is the next effect in (time, phase, sequence) order when it is due and
+        # sorts before the heap's head: it is applied now instead of a push and a pop. The
+        # order is the one two heap entries give (sequence numbers are unique).
+        if end <= t and (not eff or (end, _END, seq) < eff[0]):
+            if not (task.copy and copy_end_plain(s, task)):
+                effect_end(s, task)
         else:
-            effect_end(s, task)
+            heappush(eff, (end, _END, seq, task))
     if t > s.applied_ns:
         s.applied_ns = t
 

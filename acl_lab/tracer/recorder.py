@@ -136,6 +136,8 @@ _INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
 _NP_OUT = {"b": np.int8, "i": np.int32, "l": np.int64, "q": np.int64}
 
 MiB = 1 << 20
+#: Filler of the allocs-row map for region ids never announced.
+_UNKNOWN_ROWS = array("q", [-1] * 64)
 #: The default memory bound of a trace (``ACL_LAB_TRACE_LIMIT_MB`` overrides it).
 DEFAULT_TRACE_LIMIT_BYTES = 512 * MiB
 #: Calls the checks read by name although they write no other row: never dropped.
@@ -218,7 +220,9 @@ class Recorder:
         self._times_into, self._times_at = t["tasks"].packer("start_ns", "end_ns")
         #: pointer mask << 16 | argument count -> the encoder of such an argument tuple
         self._encoders: dict[int, Any] = {}
-        self._region_rows: dict[int, int] = {}
+        #: allocs row by runtime region id (-1: never announced): an array, 8 bytes a region,
+        #: since a long malloc/free loop announces a region per pair
+        self._region_rows = array("q")
         #: start address -> (allocs row, region) of the newest allocation there: a pointer
         #: argument at the start of a live one is recorded without resolving it (a stale
         #: entry, its region no longer live, is resolved through the memory system)
@@ -557,8 +561,8 @@ class Recorder:
             r = mem.find_freed(a)
             if r is not None and cid >= self._shed_cid:
                 self.freed_ptr_calls.add(cid)  # never dropped
-        row = self._region_rows.get(r.id) if r is not None else None
-        if row is not None:
+        row = self.alloc_row(r.id) if r is not None else -1
+        if row >= 0:
             return ARG_PTR, (row << schema.PTR_SHIFT) | (a - r.addr)
         return ARG_INT, a
 
@@ -598,15 +602,23 @@ class Recorder:
 
     def on_alloc(self, r: Any, call: int) -> None:
         # Every region is announced once; its allocs row is remembered for later references.
-        row = self._region_rows[r.id] = self.tables["allocs"].append(
+        row = self.tables["allocs"].append(
             r.kind, r.device, r.policy, r.pool, r.display_addr, r.requested, r.size,
             r.accounted, self.row_of(call), r.ctx)
+        rows = self._region_rows
+        rid = r.id
+        if rid >= len(rows):
+            rows.extend(_UNKNOWN_ROWS[:rid + 1 - len(rows)] if rid + 1 - len(rows) <= 64
+                        else array("q", [-1]) * (rid + 1 - len(rows)))
+        if rid >= 0:
+            rows[rid] = row
         if r.size:
             self._start_rows[r.addr] = (row, r)
 
     def alloc_row(self, region_id: int) -> int:
         """The allocs row of a runtime region id (-1 if it was never announced)."""
-        return self._region_rows.get(region_id, -1)
+        rows = self._region_rows
+        return rows[region_id] if 0 <= region_id < len(rows) else -1
 
     def on_free(self, r: Any, call: int, how: int) -> None:
         if self._ts is not None:
@@ -633,17 +645,22 @@ class Recorder:
         tasks.n += 1
         acc = self._acc
         rows = self._region_rows
+        nrows = len(rows)
         accesses = t.accesses
         if len(accesses) == 2:  # a copy: both rows in one pack
             a, b = accesses
             tid = t.id
-            acc.buf += self._two_accesses(tid, rows.get(a.region.id, -1), a.offset, a.length,
-                                          a.write, tid, rows.get(b.region.id, -1), b.offset,
+            ra = a.region.id
+            rb = b.region.id
+            acc.buf += self._two_accesses(tid, rows[ra] if 0 <= ra < nrows else -1, a.offset,
+                                          a.length, a.write, tid,
+                                          rows[rb] if 0 <= rb < nrows else -1, b.offset,
                                           b.length, b.write)
             acc.n += 2
             return
+        alloc_row = self.alloc_row
         for a in accesses:
-            acc.buf += acc.pack(t.id, rows.get(a.region.id, -1), a.offset, a.length, a.write)
+            acc.buf += acc.pack(t.id, alloc_row(a.region.id), a.offset, a.length, a.write)
             acc.n += 1
 
     def _on_task_shedding(self, t: Any) -> None:
@@ -658,9 +675,9 @@ class Recorder:
         tasks.n += 1
         self._row_tids.append(t.id)
         acc = self._acc
-        rows = self._region_rows
+        alloc_row = self.alloc_row
         for a in t.accesses:
-            acc.buf += acc.pack(row, rows.get(a.region.id, -1), a.offset, a.length,
+            acc.buf += acc.pack(row, alloc_row(a.region.id), a.offset, a.length,
                                 1 if a.write else 0)
             acc.n += 1
         ts = self._ts
