@@ -39,6 +39,7 @@ from typing import Any, TypeVar
 
 from ..constants import ErrorCode
 from ..runtime import scheduler
+from ..runtime import session as _sessions
 from ..runtime.errors import AclError
 from ..runtime.session import current_session
 from ._binding import BY_NAME
@@ -280,10 +281,13 @@ class InProcess(Transport):
         # 1.47x -> 1.68x; python -m benchmarks --only api_overhead). Change them together.
         # The host cost is the profile field ``costs.api_call_ns`` returns, read in place.
         cost = "launch_call_ns" if spec.launch else "api_call_ns"
-        body = f"""    s = _current()
-    if s is None:  # interpreter shutdown, no session: ACL is gone (see AFTER_EXIT)
-        value, ret = DEFAULT, AFTER_EXIT
-        return {spec.shape}
+        # The bound session is read in place (``current_session`` makes one on first use).
+        body = f"""    s = _SESSIONS._current
+    if s is None:
+        s = _current()
+        if s is None:  # interpreter shutdown, no session: ACL is gone (see AFTER_EXIT)
+            value, ret = DEFAULT, AFTER_EXIT
+            return {spec.shape}
     with s.lock:
         th = getattr(s.tls, "th", None) or s.thread()
         cid = s.call_count
@@ -311,7 +315,8 @@ class InProcess(Transport):
     return {spec.shape}
 """
         env: dict[str, Any] = {"NAME": spec.name, "PTRS": spec.ptrs,
-                               "_current": current_session, "AclError": AclError,
+                               "_current": current_session, "_SESSIONS": _sessions,
+                               "AclError": AclError,
                                "IMPL": spec.impl, "ADVANCE": scheduler.advance,
                                "DEFAULT": spec.default,
                                "AFTER_EXIT": _after_exit_code(spec.name)}

@@ -56,7 +56,7 @@ import re
 import struct
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
@@ -66,6 +66,10 @@ from .dvpp import Layout
 from .dvpp import planes as sp420_planes
 from .errors import AclError
 from .opdefs import OpDef, OpError, TensorSpec
+
+if TYPE_CHECKING:
+    from .objects import HostThread
+    from .session import Session
 
 #: aclAippInputFormat (acl_mdl.h): the config file's names and the C enum values
 INPUT_FORMATS: dict[str, int] = {
@@ -1113,7 +1117,7 @@ def check_dynamic(om: Any, index: int, p: DynamicAipp) -> bytes:
     return encode_params(p)
 
 
-def set_input(s: Any, th: Any, cid: int, mid: int, ds_handle: int, index: int,
+def set_input(s: Session, th: HostThread, cid: int, mid: int, ds_handle: int, index: int,
               p: DynamicAipp) -> None:
     """aclmdlSetInputAIPP after its null checks: check ``index`` (CheckAippDataIndex) and the
     parameters (GetAndCheckAippParams), then write them into the dataset's buffer at

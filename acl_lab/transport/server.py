@@ -53,6 +53,7 @@ from ..acl import _boundary
 from ..runtime import memory as _memory
 from ..runtime import threads
 from ..runtime.errors import AclError, DeadlockError
+from ..runtime.objects import HostThread
 from ..runtime.session import Session, set_current_session
 from . import codec, hostmem
 from .client import FD_ENV, HOST_PREPROCESS, HOST_WORK, THREAD_IDS
@@ -520,7 +521,7 @@ def _preprocess(args: list[Any]) -> tuple[int, tuple[Any, ...], bytes]:
     return ns, (width, height, size, zlib.crc32(jpeg), ns, int(fresh)), data
 
 
-def _shadow_bytes_to_ptr(s: Session, th: Any, cid: int, data: Any) -> int:
+def _shadow_bytes_to_ptr(s: Session, th: HostThread, cid: int, data: Any) -> int:
     """bytes_to_ptr of the client's bytes, given here as the array over their shadow:
     registered like ``acl.util.bytes_to_ptr`` registers a bytes object (acl/util.py)."""
     if not isinstance(data, np.ndarray):

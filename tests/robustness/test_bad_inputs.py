@@ -677,7 +677,10 @@ def snapshot(s: Session, thread: Any) -> dict[str, Any]:
     """What a failed call must not change."""
     mem = s.memory
     return {
-        "regions": [(r.id, r.kind, r.addr, r.size, r.accounted, r.live) for r in mem.regions],
+        "regions": [(r.id, r.kind, r.addr, r.size, r.accounted, r.live)
+                    for r in mem.live.values()],
+        "region_count": mem.region_count,
+        "freed": [r.id for r in mem.graveyard.regions],
         "device_used": [(d.used, tuple(d.used_by_pool)) for d in mem.devices],
         "pinned_used": mem.pinned_used,
         "handles": len(s.handles),
