@@ -66,7 +66,7 @@ def host_work(ns: int, what: str = "host work") -> None:
     assert s is not None  # created on first use
     frame = sys._getframe(1)
     with s.lock:
-        th, cid, _ = s.api_enter(HOST_WORK_CALL, cost, (cost, str(what)), 0,
+        th, cid, _ = s.api_enter(HOST_WORK_CALL, cost, (cost, str(what)), "",
                                  frame.f_code.co_filename, frame.f_lineno)
         s.api_exit(th, cid, 0)
 
@@ -130,7 +130,7 @@ def _record(name: str, ns: int, args: tuple[Any, ...]) -> None:
     assert s is not None  # created on first use
     frame = sys._getframe(2)
     with s.lock:
-        th, cid, _ = s.api_enter(name, ns, args, 0, frame.f_code.co_filename, frame.f_lineno)
+        th, cid, _ = s.api_enter(name, ns, args, "", frame.f_code.co_filename, frame.f_lineno)
         s.api_exit(th, cid, 0)
 
 

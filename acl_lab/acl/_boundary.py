@@ -213,26 +213,24 @@ class ApiSpec:
     """What the decorator knows of one emulated function, handed to a transport's ``bind``.
 
     ``shape`` is the return expression over ``value`` and ``ret`` (``"ret"``,
-    ``"(value, ret)"``, ``"(*value, ret)"``, ``"value"`` or ``"None"``); ``ptrs`` the bit mask
-    of the pointer (``p``) arguments; ``slot[0]`` the transport's bound call the generated
-    wrapper makes (rebound by ``set_transport``).
+    ``"(value, ret)"``, ``"(*value, ret)"``, ``"value"`` or ``"None"``); ``slot[0]`` the
+    transport's bound call the generated wrapper makes (rebound by ``set_transport``).
     """
 
-    __slots__ = ("cname", "default", "fmt", "impl", "launch", "name", "out", "ptrs", "shape",
-                 "slot")
+    __slots__ = ("cname", "default", "fmt", "impl", "launch", "name", "out", "shape", "slot")
 
     def __init__(self, name: str, cname: str, fmt: str, out: int | str, launch: bool,
-                 default: Any, impl: Callable[..., Any], ptrs: int, shape: str) -> None:
+                 default: Any, impl: Callable[..., Any], shape: str) -> None:
         self.name, self.cname, self.fmt, self.out = name, cname, fmt, out
         self.launch, self.default, self.impl = launch, default, impl
-        self.ptrs, self.shape = ptrs, shape
+        self.shape = shape
         self.slot: list[Callable[[tuple[Any, ...], str, int], Any]] = [_unbound]
 
     def with_impl(self, impl: Callable[..., Any]) -> ApiSpec:
         """The same function carried out by ``impl`` (an unbound spec of its own; a
         transport's server side swaps an implementation this way)."""
         return ApiSpec(self.name, self.cname, self.fmt, self.out, self.launch, self.default,
-                       impl, self.ptrs, self.shape)
+                       impl, self.shape)
 
 
 def _unbound(args: tuple[Any, ...], file: str, line: int) -> Any:  # pragma: no cover
@@ -296,7 +294,7 @@ class InProcess(Transport):
         th.clock = start + s.profile.{cost}
         ctx = th.ctx
         s.hooks.on_call_begin(cid, NAME, th.idx, ctx.oid if ctx is not None else -1, file,
-                              line, start, args, PTRS)
+                              line, start, args, FMT)
         try:
             value = IMPL(s, th, cid, *args)
             ret = 0
@@ -314,7 +312,7 @@ class InProcess(Transport):
             s.deliver_interrupt()
     return {spec.shape}
 """
-        env: dict[str, Any] = {"NAME": spec.name, "PTRS": spec.ptrs,
+        env: dict[str, Any] = {"NAME": spec.name, "FMT": spec.fmt,
                                "_current": current_session, "_SESSIONS": _sessions,
                                "AclError": AclError,
                                "IMPL": spec.impl, "ADVANCE": scheduler.advance,
@@ -404,7 +402,6 @@ def acl_api(name: str, cname: str, fmt: str, out: int | str = 0, launch: bool = 
     parsing it hands ``(args, file, line)`` to the current transport's bound call.
     """
     letters = fmt.replace("|", "")
-    ptrs = sum(1 << i for i, c in enumerate(letters) if c == "p")
     nreq = len(letters) if "|" not in fmt else fmt.index("|")
     if out == 0:
         shape = "ret"
@@ -440,7 +437,7 @@ def acl_api(name: str, cname: str, fmt: str, out: int | str = 0, launch: bool = 
             head = ("def wrapper(*args, **kw):\n"
                     "    if kw:\n        raise _no_keywords(NAME)\n"
                     "    args = _parse(NAME, FMT, args)\n")
-        spec = ApiSpec(name, cname, fmt, out, launch, default, impl, ptrs, shape)
+        spec = ApiSpec(name, cname, fmt, out, launch, default, impl, shape)
         env: dict[str, Any] = {"_parse": _parse, "_no_keywords": _no_keywords,
                                "_M": _MISSING, "NAME": name, "FMT": fmt,
                                "_getframe": sys._getframe, "CALL": spec.slot,

@@ -185,7 +185,7 @@ def _refuse(what: str) -> int:
     assert s is not None
     file, line = _call_site()
     with s.lock:
-        th, cid, _ = s.api_enter(name, costs.api_call_ns(s.profile, False), (), 0, file,
+        th, cid, _ = s.api_enter(name, costs.api_call_ns(s.profile, False), (), "", file,
                                  line)
         ret = s.fail(th, cid, AclError(_INVALID_PARAM, f"{cname}: {what} is NULL"))
         s.api_exit(th, cid, ret)
@@ -590,7 +590,7 @@ def device_fault(addr: Any, pc: Any) -> None:
     s = current_session(create=False)
     if s is not None and not _finished:
         with s.lock:
-            th, cid, _ = s.api_enter("acl_lab.device_fault", 0, (a,), 0, file, line)
+            th, cid, _ = s.api_enter("acl_lab.device_fault", 0, (a,), "", file, line)
             s.diag(cid, DEVICE_DEREFERENCE, msg, level=2)
             s.api_exit(th, cid, -1)
     at_exit()

@@ -37,10 +37,12 @@ class TraceHooks(Protocol):
         return None
 
     def on_call_begin(self, call_id: int, name: str, thread_idx: int, ctx_oid: int, file: str,
-                      line: int, start_ns: int, args: tuple[Any, ...], ptrs: int, /) -> None:
+                      line: int, start_ns: int, args: tuple[Any, ...], fmt: str, /) -> None:
         """An API call began: its id, API name, thread, current context (``-1``: none), the
-        program's call site, virtual start time, arguments and the bit mask of the arguments
-        that are pointers."""
+        program's call site, virtual start time, arguments and their format (the binding's
+        letters, ``acl._boundary``: ``p`` marks a pointer; the arguments are already parsed,
+        so an integer letter's argument is an int; ``""`` for a call that is not a pyACL
+        function, whose arguments may be anything)."""
         return None
 
     def on_call_end(self, call_id: int, end_ns: int, ret: int, /) -> None:

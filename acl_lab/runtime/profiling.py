@@ -324,7 +324,7 @@ class OpReporter:
         self.lost: dict[int, int] = {}
 
     def on_call_begin(self, cid: int, name: str, thread_idx: int, ctx_oid: int, file: str,
-                      line: int, start_ns: int, args: tuple[Any, ...], ptrs: int) -> None:
+                      line: int, start_ns: int, args: tuple[Any, ...], fmt: str) -> None:
         """Remember which model an execute call runs."""
         if name in EXECUTE_CALLS and args and isinstance(args[0], int) \
                 and args[0] in self.st.subscriptions:

@@ -271,7 +271,7 @@ class Session:
             open_devices = any(d.is_open or d.contexts for d in self.devices)
             pinned = any(r.kind == HOST_PINNED for r in self.memory.live_regions())
             if open_devices or pinned:
-                th, cid, _ = self.api_enter("acl_lab.exit", 0, (), 0, "<exit>", 0)
+                th, cid, _ = self.api_enter("acl_lab.exit", 0, (), "", "<exit>", 0)
                 devices.teardown(self, th, cid, "exit")
                 self.api_exit(th, cid, 0)
             self.init_count = 0
@@ -367,7 +367,7 @@ class Session:
         self.hooks.on_destroy(obj.oid, cid, how)
 
     # ================================================================== API bracket
-    def api_enter(self, name: str, cost: int, args: tuple[Any, ...], ptrs: int,
+    def api_enter(self, name: str, cost: int, args: tuple[Any, ...], fmt: str,
                   file: str, line: int) -> tuple[HostThread, int, int]:
         """Start an API call: register it and charge the host cost to the caller's clock.
 
@@ -380,7 +380,7 @@ class Session:
         th.clock = start + cost
         ctx = th.ctx
         self.hooks.on_call_begin(cid, name, th.idx, ctx.oid if ctx is not None else -1,
-                                 file, line, start, args, ptrs)
+                                 file, line, start, args, fmt)
         return th, cid, start
 
     def api_exit(self, th: HostThread, cid: int, ret: int) -> None:

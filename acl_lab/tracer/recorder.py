@@ -136,8 +136,8 @@ _INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
 _NP_OUT = {"b": np.int8, "i": np.int32, "l": np.int64, "q": np.int64}
 
 MiB = 1 << 20
-#: Filler of the allocs-row map for region ids never announced.
-_UNKNOWN_ROWS = array("q", [-1] * 64)
+#: The allocs-row map's entry of a region id never announced.
+_UNKNOWN = array("q", [-1])
 #: The default memory bound of a trace (``ACL_LAB_TRACE_LIMIT_MB`` overrides it).
 DEFAULT_TRACE_LIMIT_BYTES = 512 * MiB
 #: Calls the checks read by name although they write no other row: never dropped.
@@ -212,14 +212,16 @@ class Recorder:
         self._args = t["args"]
         self._tasks = t["tasks"]
         self._acc = t["accesses"]
+        self._allocs = t["allocs"]
+        self._frees = t["frees"]
         self._set_call_end = t["calls"].setter("end_ns", "ret")
         self._set_task_times = t["tasks"].setter("start_ns", "end_ns")
         self._end_into, self._end_at = t["calls"].packer("end_ns", "ret")
         self._two_accesses = struct.Struct("<" + t["accesses"].codes * 2).pack
         self._arg_fn = self._arg  # bound once: on_call_begin hands it to every encoder
         self._times_into, self._times_at = t["tasks"].packer("start_ns", "end_ns")
-        #: pointer mask << 16 | argument count -> the encoder of such an argument tuple
-        self._encoders: dict[int, Any] = {}
+        #: (format, argument count) -> the encoder of such an argument tuple
+        self._encoders: dict[tuple[str, int], Any] = {}
         #: allocs row by runtime region id (-1: never announced): an array, 8 bytes a region,
         #: since a long malloc/free loop announces a region per pair
         self._region_rows = array("q")
@@ -296,7 +298,7 @@ class Recorder:
     def _other_rows(self) -> int:
         return sum(map(_ROWS, self._others))
 
-    def _before_call(self, cid: int, name: str, ptrs: int, thread: int) -> None:
+    def _before_call(self, cid: int, name: str, fmt: str, thread: int) -> None:
         """Slow path of ``on_call_begin``: look at the bound, or note a call while shedding."""
         if cid < self._shed_cid:
             used = self.footprint()
@@ -314,7 +316,7 @@ class Recorder:
         ts = self._ts
         if ts is not None and not ts.off and ts.on_call_begin(cid, thread) and thread:
             return  # a thread's first call: the race check's thread start edge needs it
-        if not ptrs and name not in KEEP_CALLS:
+        if "p" not in fmt and name not in KEEP_CALLS:  # a call with a pointer is kept
             self._open[cid] = (name, self._calls.n, self._args.n, len(self.strings),
                                self._other_rows(), thread)
 
@@ -512,9 +514,9 @@ class Recorder:
         self.tables["threads"].append(self.s(th.name), 1 if th.started_by_acl else 0)
 
     def on_call_begin(self, cid: int, name: str, thread: int, ctx: int, file: str, line: int,
-                      start: int, args: tuple[Any, ...], ptrs: int) -> None:
+                      start: int, args: tuple[Any, ...], fmt: str) -> None:
         if cid >= self._next_check:
-            self._before_call(cid, name, ptrs, thread)
+            self._before_call(cid, name, fmt, thread)
         intern = self._intern
         n = intern.get(name)
         if n is None:
@@ -530,9 +532,9 @@ class Recorder:
         arg_start = args_tab.n
         nargs = len(args)
         if nargs:
-            enc = self._encoders.get(ptrs << 16 | nargs)
+            enc = self._encoders.get((fmt, nargs))
             if enc is None:
-                enc = self._encoders[ptrs << 16 | nargs] = _encoder(nargs, ptrs)
+                enc = self._encoders[fmt, nargs] = _encoder(fmt, nargs)
             args_tab.buf += enc(args, self._start_rows, self._arg_fn, cid)
             args_tab.n += nargs
         self._calls.buf += self._calls.pack(n, thread, ctx, f, line, start, -1, 0, arg_start,
@@ -602,15 +604,21 @@ class Recorder:
 
     def on_alloc(self, r: Any, call: int) -> None:
         # Every region is announced once; its allocs row is remembered for later references.
-        row = self.tables["allocs"].append(
-            r.kind, r.device, r.policy, r.pool, r.display_addr, r.requested, r.size,
-            r.accounted, self.row_of(call), r.ctx)
+        allocs = self._allocs
+        row = allocs.n
+        allocs.buf += allocs.pack(r.kind, r.device, r.policy, r.pool, r.display_addr,
+                                  r.requested, r.size, r.accounted,
+                                  call if call < self._shed_cid else self.row_of(call), r.ctx)
+        allocs.n = row + 1
         rows = self._region_rows
         rid = r.id
-        if rid >= len(rows):
-            rows.extend(_UNKNOWN_ROWS[:rid + 1 - len(rows)] if rid + 1 - len(rows) <= 64
-                        else array("q", [-1]) * (rid + 1 - len(rows)))
-        if rid >= 0:
+        n = len(rows)
+        if rid == n:  # the usual case: regions are announced in the order they are made
+            rows.append(row)
+        elif rid > n:
+            rows.extend(_UNKNOWN * (rid - n))
+            rows.append(row)
+        elif rid >= 0:
             rows[rid] = row
         if r.size:
             self._start_rows[r.addr] = (row, r)
@@ -623,11 +631,15 @@ class Recorder:
     def on_free(self, r: Any, call: int, how: int) -> None:
         if self._ts is not None:
             self._ts.alloc_sites.pop(r.id, None)
-        row = self.alloc_row(r.id)
+        rows = self._region_rows
+        rid = r.id
+        row = rows[rid] if 0 <= rid < len(rows) else -1
         hit = self._start_rows.get(r.addr)
         if hit is not None and hit[0] == row:
             del self._start_rows[r.addr]
-        self.tables["frees"].append(row, self.row_of(call), how)
+        frees = self._frees
+        frees.buf += frees.pack(row, call if call < self._shed_cid else self.row_of(call), how)
+        frees.n += 1
 
     def on_task(self, t: Any) -> None:
         if self._ts is not None:
@@ -828,33 +840,47 @@ class Recorder:
         hooks.subscribe(self)
 
 
-def _encoder(nargs: int, ptrs: int) -> Any:
-    """The function that packs ``nargs`` arguments (pointers where ``ptrs`` has a bit) into
-    ``args`` rows: ``enc(args, start_rows, arg, cid) -> bytes``.
+#: Format letters whose parsed argument is an int within int64 (``acl._boundary``'s rules:
+#: range-checked, or masked to 32 bits or fewer).
+_INT64_LETTERS = "ihblLIHB"
+#: Letters of an unsigned 64-bit int (masked, so it may exceed int64).
+_UINT64_LETTERS = "kK"
 
-    Generated as one straight line per shape (a loop over the arguments cost four times as
-    much, and every call records its arguments): a plain int is ``ARG_INT``, a pointer to
-    the start of a live allocation ``ARG_PTR`` at offset 0; anything else goes to
-    ``arg(cid, value, is_pointer)`` (``Recorder._arg``).
+
+def _encoder(fmt: str, nargs: int) -> Any:
+    """The function that packs ``nargs`` arguments of format ``fmt`` into ``args`` rows:
+    ``enc(args, start_rows, arg, cid) -> bytes``.
+
+    Generated as one straight line per format (a loop over the arguments cost four times as
+    much, and every call records its arguments). The arguments are parsed (``fmt`` is the
+    binding's, see ``acl._boundary``), so an int of an int32-or-smaller letter is recorded
+    as it is, an unsigned 64-bit one when it fits int64, a pointer (``p``) at the start of a
+    live allocation as ``ARG_PTR`` at offset 0; anything else goes to ``arg(cid, value,
+    is_pointer)`` (``Recorder._arg``), as does every argument of a call without a format.
     """
+    letters = fmt.replace("|", "")[:nargs].ljust(nargs, "O")
     lines = ["def enc(args, starts, arg, cid):",
              f"    {', '.join(f'a{i}' for i in range(nargs))}{',' if nargs == 1 else ''} = args"]
-    for i in range(nargs):
+    for i, c in enumerate(letters):
         a = f"a{i}"
-        if ptrs >> i & 1:
-            lines += [f"    h = starts.get({a}) if type({a}) is int else None",
+        if c == "p":
+            lines += [f"    h = starts.get({a})",
                       "    if h is not None and h[1].live:",
                       f"        k{i}, v{i} = {ARG_PTR}, h[0] << {schema.PTR_SHIFT}",
                       "    else:",
                       f"        k{i}, v{i} = arg(cid, {a}, True)"]
-        else:
-            lines += [f"    if type({a}) is int and {_INT64_MIN} <= {a} <= {_INT64_MAX}:",
+        elif c in _INT64_LETTERS:
+            lines.append(f"    k{i}, v{i} = {ARG_INT}, {a}")
+        elif c in _UINT64_LETTERS:
+            lines += [f"    if {a} <= {_INT64_MAX}:",
                       f"        k{i}, v{i} = {ARG_INT}, {a}",
                       "    else:",
                       f"        k{i}, v{i} = arg(cid, {a}, False)"]
+        else:
+            lines.append(f"    k{i}, v{i} = arg(cid, {a}, False)")
     lines.append(f"    return PACK({', '.join(f'k{i}, v{i}' for i in range(nargs))})")
     env: dict[str, Any] = {"PACK": struct.Struct("<" + "bq" * nargs).pack}
-    exec(compile("\n".join(lines), f"<args encoder {nargs}/{ptrs:#x}>", "exec"), env)
+    exec(compile("\n".join(lines), f"<args encoder {fmt or '-'}/{nargs}>", "exec"), env)
     return env["enc"]
 
 

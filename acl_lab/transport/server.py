@@ -361,7 +361,7 @@ class Server:
             self._reply(key, None, ("ValueError", str(e)))
             return
         with s.lock:
-            th, cid, _ = s.api_enter(name, ns, record, 0, file, line)
+            th, cid, _ = s.api_enter(name, ns, record, "", file, line)
             s.api_exit(th, cid, 0)
         self._reply(key, value, None)
 

@@ -12,11 +12,11 @@ def test_the_inlined_bracket_records_like_api_enter_and_api_exit() -> None:
         acl = acl_lab.install(s)
         assert acl.init() == 0 and acl.rt.set_device(0) == 0
         assert acl.rt.get_device() == (0, 0)                      # the generated call
-        th, cid, _ = s.api_enter("acl.rt.get_device", s.profile.api_call_ns, (), 0,
+        th, cid, _ = s.api_enter("acl.rt.get_device", s.profile.api_call_ns, (), "",
                                  __file__, 1)
         s.api_exit(th, cid, 0)                                    # the Session's bracket
         assert acl.rt.get_mem_info(0)[-1] == 0                    # one argument row
-        th, cid, _ = s.api_enter("acl.rt.get_mem_info", s.profile.api_call_ns, (0,), 0,
+        th, cid, _ = s.api_enter("acl.rt.get_mem_info", s.profile.api_call_ns, (0,), "i",
                                  __file__, 1)
         s.api_exit(th, cid, 0)
         acl.rt.reset_device(0)
