@@ -329,6 +329,11 @@ class DeviceMemory:
         self.used_by_pool[pool] -= accounted
 
 
+#: The bytes of a freed region: none (one shared, read-only empty array).
+_NO_BYTES = np.zeros(0, np.uint8)
+_NO_BYTES.flags.writeable = False
+
+
 def _writable_view(addr: int, nbytes: int) -> np.ndarray:
     """A writable uint8 view of real memory ``[addr, addr+nbytes)`` that the caller owns."""
     if nbytes == 0:
@@ -775,7 +780,7 @@ class MemorySystem:
                 self._release_pinned(r)
         self.live.pop(r.id, None)
         self.graveyard.add(r, FREED_PER_START)
-        r.buf = np.zeros(0, np.uint8)
+        r.buf = _NO_BYTES
         r.mv = None
 
     def _release_pinned(self, r: Region) -> None:
