@@ -95,13 +95,6 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-def _human(n: int) -> str:
-    for unit, div in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if n >= div:
-            return f"{n / div:.1f} {unit}"
-    return f"{n} B"
-
-
 def run(opts: argparse.Namespace) -> int:
     """Run one program under a fresh Session; always write the outputs it was asked for.
 
@@ -237,6 +230,7 @@ def _write_outputs(trace: Any, opts: argparse.Namespace, end: _RunEnd) -> int:
     Returns the exit code (the program's, or 2 when an output could not be written)."""
     findings = trace.findings()
     from .tracer.summary import build_summary
+    from .tracer.units import human_bytes
     summary = build_summary(trace, findings, exit_code=end.exit_code, error=end.error,
                             interrupted=end.interrupted is not None)
     exit_code = end.exit_code
@@ -261,7 +255,7 @@ def _write_outputs(trace: Any, opts: argparse.Namespace, end: _RunEnd) -> int:
         how = " (interrupted)" if end.interrupted is not None else ""
         print(f"acl-lab: exit {end.exit_code}{how}; {st['api_calls']} API calls, "
               f"{st['tasks']} tasks, {st['allocations']} allocations, peak device memory "
-              f"{_human(st['peak_device_bytes'])}, virtual time "
+              f"{human_bytes(st['peak_device_bytes'], 'B')}, virtual time "
               f"{st['virtual_time_ns'] / 1e6:.3f} ms; {len(findings)} finding(s)",
               file=sys.stderr)
         for f in findings:
@@ -529,6 +523,7 @@ def _write_run_report(trace: Any, opts: argparse.Namespace, summary: dict[str, A
                       findings: list[Any]) -> None:
     """``run --report FILE``: the HTML report of the finished run; a failure is only reported
     (the program's exit code stands). plotly is imported here, only when asked for."""
+    from .tracer.units import human_bytes
     run_info = {**summary, "program": opts.program, "profile": opts.profile}
     try:
         from .tracer.views.report import write_report
@@ -538,7 +533,7 @@ def _write_run_report(trace: Any, opts: argparse.Namespace, summary: dict[str, A
         return
     if not opts.quiet:
         size = os.path.getsize(opts.report)
-        print(f"acl-lab: wrote report {opts.report} ({_human(size)})", file=sys.stderr)
+        print(f"acl-lab: wrote report {opts.report} ({human_bytes(size, 'B')})", file=sys.stderr)
 
 
 def _program_threads(session: Any) -> list[threading.Thread]:
@@ -629,6 +624,7 @@ def export(opts: argparse.Namespace) -> int:
 def report(opts: argparse.Namespace) -> int:
     """``acl-lab report TRACE [-o FILE]``: one self-contained HTML page that opens offline."""
     from .tracer.trace import Trace
+    from .tracer.units import human_bytes
     try:
         trace = Trace.load(opts.trace)
     except (OSError, ValueError) as e:
@@ -641,7 +637,7 @@ def report(opts: argparse.Namespace) -> int:
     except OSError as e:
         print(f"acl-lab report: cannot write {out}: {e}", file=sys.stderr)
         return 2
-    print(f"acl-lab report: wrote {out} ({_human(os.path.getsize(out))}; "
+    print(f"acl-lab report: wrote {out} ({human_bytes(os.path.getsize(out), 'B')}; "
           f"{trace.calls.rows} calls, {trace.tasks.rows} tasks)", file=sys.stderr)
     return 0
 

@@ -37,7 +37,7 @@ import numpy as np
 
 from ...runtime.kinds import TaskKind
 from ...runtime.session import Session
-from ...tracer.checks.base import human_bytes
+from ...tracer.units import human_bytes
 from ...tracer.schema import TASK_KINDS
 from ..provenance import device_result
 from ..rubric import Exercise, Item, Run, Verdict, register

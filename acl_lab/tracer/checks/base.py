@@ -18,6 +18,7 @@ from functools import lru_cache
 from typing import Any
 
 from ..index import TraceIndex, int_array
+from ..units import human_bytes
 
 #: A dotted pyACL name in a message (``acl.rt.malloc``; a trailing full stop is not part).
 _API = re.compile(r"(?<![\w.])acl(?:\.[A-Za-z_][A-Za-z0-9_]*)+")
@@ -144,15 +145,6 @@ class Finding:
         return (f"<div style='border-left:4px solid {colour};padding:4px 8px;margin:4px 0'>"
                 f"<b style='color:{colour}'>{self.severity}: {html.escape(self.kind)}</b> "
                 f"{where}<div>{body}</div></div>")
-
-
-def human_bytes(n: int) -> str:
-    """A byte count for a message: bytes, KiB or MiB."""
-    if n >= 1 << 20:
-        return f"{n / (1 << 20):.1f} MiB"
-    if n >= 1 << 10:
-        return f"{n / (1 << 10):.1f} KiB"
-    return f"{n} bytes"
 
 
 def site(trace: Any, cid: int) -> tuple[str, int]:

@@ -14,8 +14,9 @@ import numpy as np
 import plotly.graph_objects as go
 
 from ..sites import format_site
+from ..units import human_ns
 from .style import NEUTRAL_FILL, PlotStyle
-from .timeline import _fmt_arg, _fmt_dur
+from .timeline import _fmt_arg
 
 #: Columns of the table, left to right.
 COLUMNS = ("call", "thread", "API (C name)", "arguments", "ret", "file:line", "start", "duration")
@@ -74,8 +75,8 @@ def call_table(trace: Any, *, only_errors: bool = False, name: str | None = None
         cols["ret"].append("0" if ret == 0 else f"{ret} {explain(ret).name}")
         # the file's last component only: a long path would push the line out of the cell
         cols["file:line"].append(format_site(file, line, short=True))
-        cols["start"].append(_fmt_dur(start))
-        cols["duration"].append(_fmt_dur(end - start) if end >= start else "(unfinished)")
+        cols["start"].append(human_ns(start))
+        cols["duration"].append(human_ns(end - start) if end >= start else "(unfinished)")
         fills.append(st.error_row_color if ret else NEUTRAL_FILL)  # a tint: either theme
     shown = len(ids)
     title = f"API calls: {total}" + (f" (first {shown} shown)" if shown < total else "")

@@ -33,6 +33,7 @@ from ..analysis import (
     trace_end_ns,
 )
 from ..schema import ALLOC_KINDS, POOLS
+from ..units import human_bytes
 from .style import NEUTRAL_LINE, NEUTRAL_TEXT, PlotStyle
 
 #: Usage-curve colours per pool (and the device total).
@@ -135,7 +136,7 @@ def memory_map(trace: Any, *, device: int = 0, at_ns: int | None = None,
                       row="all", col=1)
         held = int(a["reserved"][np.asarray(live_ids, dtype=np.int64)].sum()) if live_ids else 0
         fig.add_annotation(text=f"at {at_ns / scale:.3f} {unit}: {len(live_ids)} block(s) live,"
-                           f" {_human(held)} reserved", xref="paper", yref="paper", x=1.0,
+                           f" {human_bytes(held, 'B')} reserved", xref="paper", yref="paper", x=1.0,
                            y=1.06, showarrow=False, xanchor="right",
                            font={"color": colours["live"]})
     fig.update_xaxes(title_text=f"time ({unit})", row=nbands + 1, col=1)
@@ -151,14 +152,6 @@ def memory_map(trace: Any, *, device: int = 0, at_ns: int | None = None,
 
 
 # =============================================================================== pieces
-def _human(n: int) -> str:
-    """Bytes as a short text (B, KiB, MiB, GiB)."""
-    for unit, shift in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
-        if n >= 1 << shift:
-            return f"{n / (1 << shift):.1f} {unit}"
-    return f"{n} B"
-
-
 def _subset(s: AllocationSpans, m: np.ndarray) -> AllocationSpans:
     return AllocationSpans(s.rows[m], s.start_ns[m], s.end_ns[m], s.released_ns[m],
                            s.freed[m], s.leaked[m], s.end_of_trace_ns)
@@ -195,7 +188,7 @@ def _hover(trace: Any, sub: AllocationSpans, scale: int, unit: str) -> list[str]
         out.append(
             f"<b>alloc #{i}</b> ({kind}, pool {POOLS[row['pool']]})<br>"
             f"address {row['addr']:#x}<br>"
-            f"size {_human(row['size'])}: requested {row['requested']} B, "
+            f"size {human_bytes(row['size'], 'B')}: requested {row['requested']} B, "
             f"rounded {row['size']} B, reserved {row['reserved']} B<br>"
             f"policy {policy}<br>"
             f"allocated by {api} at {site}<br>"

@@ -40,6 +40,7 @@ import plotly.graph_objects as go
 from plotly.offline import get_plotlyjs
 
 from ..checks.base import SEVERITIES
+from ..units import human_bytes, human_ns
 from .graphs import race_view, wait_graph
 from .memory_map import memory_map
 from .overlap import overlap_figure
@@ -145,23 +146,6 @@ def _default_title(run: Mapping[str, Any]) -> str:
     return f"acl_lab report: {os.path.basename(str(prog))}" if prog else "acl_lab report"
 
 
-def _human_bytes(n: int) -> str:
-    for unit, div in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if n >= div:
-            return f"{n / div:.1f} {unit}"
-    return f"{n} B"
-
-
-def _human_time(ns: int) -> str:
-    if ns >= 1_000_000_000:
-        return f"{ns / 1e9:.3f} s"
-    if ns >= 1_000_000:
-        return f"{ns / 1e6:.3f} ms"
-    if ns >= 1_000:
-        return f"{ns / 1e3:.3f} µs"
-    return f"{ns} ns"
-
-
 def _kv_table(rows: list[tuple[str, str]], cls: str) -> str:
     cells = "".join(f"<tr><th>{html.escape(k)}</th><td>{v}</td></tr>" for k, v in rows)
     return f"<table class=\"kv {cls}\">{cells}</table>"
@@ -190,8 +174,8 @@ def _header(trace: Any, title: str, run: Mapping[str, Any], found: list[Any]) ->
                              f"{counts['warning']} warning(s), {counts['info']} note(s))"))
     stats = [("API calls", f"{st['api_calls']:,}"), ("tasks", f"{st['tasks']:,}"),
              ("allocations", f"{st['allocations']:,}"),
-             ("peak device memory", _human_bytes(st["peak_device_bytes"])),
-             ("virtual time", _human_time(st["virtual_time_ns"]))]
+             ("peak device memory", human_bytes(st["peak_device_bytes"], "B")),
+             ("virtual time", human_ns(st["virtual_time_ns"]))]
     nav = ("<nav><a href=\"#findings\">Findings</a><a href=\"#timeline\">Timeline</a>"
            "<a href=\"#memory\">Memory map</a><a href=\"#overlap\">Overlap</a></nav>")
     return (f"<header>\n<h1>{html.escape(title)}</h1>\n"

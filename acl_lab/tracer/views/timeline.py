@@ -56,6 +56,7 @@ from ...acl._boundary import c_name
 from ...runtime.kinds import ObjectKind
 from ..schema import ENGINES, SYNC_KINDS, TASK_KINDS
 from ..sites import format_site
+from ..units import human_ns
 from .style import PlotStyle
 
 #: Arrow budget in SVG mode: record->wait arrows, then call->task arrows, each all or none.
@@ -490,14 +491,6 @@ def _engine_groups(trace: Any, st: PlotStyle, win: _Window, engine_lane: np.ndar
 
 
 # --------------------------------------------------------------------------- SVG bars
-def _fmt_dur(ns: float) -> str:
-    if ns >= 1_000_000:
-        return f"{ns / 1e6:.3f} ms"
-    if ns >= 1_000:
-        return f"{ns / 1e3:.3f} µs"
-    return f"{ns:.0f} ns"
-
-
 def _fmt_arg(trace: Any, a: Any) -> str:
     if isinstance(a, tuple) and len(a) == 3 and a[0] == "ptr":
         alloc, off = int(a[1]), int(a[2])
@@ -542,20 +535,20 @@ def _hover(trace: Any, g: _Group, lane_names: list[str]) -> list[str]:
         dur = int(g.end[j] - g.start[j])
         if g.role == "call":
             unfinished = " (unfinished)" if int(calls["end_ns"][i]) < 0 else ""
-            out.append(f"{_call_text(trace, i)}<br>duration {_fmt_dur(dur)}{unfinished}"
+            out.append(f"{_call_text(trace, i)}<br>duration {human_ns(dur)}{unfinished}"
                        f"<br>{_ret_text(int(calls['ret'][i]))} · call {i}")
         elif g.role == "task":
             c = int(tasks["call"][i])
             text = (f"<b>{html.escape(g.name)}</b> task {i} on "
                     f"{html.escape(lane_names[int(g.lane[j])])}<br>{_call_text(trace, c)}")
             b = int(g.nbytes[j])
-            parts = [f"duration {_fmt_dur(dur)}"]
+            parts = [f"duration {human_ns(dur)}"]
             if b:
                 parts.insert(0, f"{b:,} bytes")
                 if g.kind in COPY_KINDS and dur > 0:
                     parts.append(f"{b / dur:.2f} GB/s")
             queued = int(g.start[j]) - int(tasks["submit_ns"][i])
-            out.append(f"{text}<br>{' · '.join(parts)}<br>queued {_fmt_dur(queued)}")
+            out.append(f"{text}<br>{' · '.join(parts)}<br>queued {human_ns(queued)}")
         elif g.role == "sync":
             syncs = trace.syncs
             kind = SYNC_KINDS[int(syncs["kind"][i])] if 0 <= int(syncs["kind"][i]) < len(
@@ -564,15 +557,15 @@ def _hover(trace: Any, g: _Group, lane_names: list[str]) -> list[str]:
             what = f"{kind} sync"
             if kind in ("stream", "event") and 0 <= target < trace.objects.rows:
                 what += f" on {trace.string(int(trace.objects['label'][target]))}"
-            out.append(f"<b>waiting</b> ({html.escape(what)}) for {_fmt_dur(dur)}"
+            out.append(f"<b>waiting</b> ({html.escape(what)}) for {human_ns(dur)}"
                        f"<br>{_call_text(trace, int(syncs['call'][i]))}")
         elif g.role == "callback":
             t = int(trace.callbacks["task"][i])
             c = int(tasks["call"][t]) if 0 <= t < tasks.rows else -1
-            out.append(f"<b>callback</b> of task {t}, ran for {_fmt_dur(dur)}"
+            out.append(f"<b>callback</b> of task {t}, ran for {human_ns(dur)}"
                        f"<br>launched by {_call_text(trace, c)}")
         else:  # engine
-            out.append(f"<b>{html.escape(g.name)}</b> busy for {_fmt_dur(dur)}"
+            out.append(f"<b>{html.escape(g.name)}</b> busy for {human_ns(dur)}"
                        f"<br>{i} task(s), {int(g.nbytes[j]):,} bytes")
     return out
 
@@ -806,7 +799,7 @@ def _never_ran(trace: Any, st: PlotStyle, win: _Window, task_lanes: np.ndarray) 
     kinds = [TASK_KINDS[int(k)] if 0 <= int(k) < len(TASK_KINDS) else "?"
              for k in tasks["kind"][ids]]
     hover = [f"<b>{html.escape(st.kind_labels.get(k, k))}</b> task {i} never ran<br>"
-             f"submitted at {_fmt_dur(int(sub[i]))}<br>{_call_text(trace, int(tasks['call'][i]))}"
+             f"submitted at {human_ns(int(sub[i]))}<br>{_call_text(trace, int(tasks['call'][i]))}"
              for i, k in zip(ids.tolist(), kinds, strict=True)]
     return [go.Scatter(x=sub[ids] / win.scale, y=task_lanes[ids], mode="markers",
                        name="never ran",

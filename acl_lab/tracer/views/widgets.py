@@ -43,6 +43,7 @@ from ..analysis import allocation_spans, trace_end_ns
 from ..schema import POOLS, TASK_KINDS
 from ..sites import format_site
 from ..sources import stored_sources
+from ..units import human_bytes
 from .figure_widgets import PrimaryFigureWidget, SharedFigureWidget
 from .memory_map import memory_map
 from .style import PlotStyle
@@ -385,7 +386,7 @@ class Explorer(widgets.VBox):
             for ann in fig.layout.annotations:
                 if ann.name == CURSOR:
                     ann.text = (f"at {x:.3f} {self._m_unit}: {len(live)} block(s) live, "
-                                f"{_human(held)} reserved")
+                                f"{human_bytes(held, 'B')} reserved")
             meta = dict(fig.layout.meta or {})
             meta.update(at_ns=at_ns, live_allocs=live[:MAX_META_IDS], live_count=len(live),
                         live_bytes=held)
@@ -488,13 +489,6 @@ def _first_id(customdata: Any, index: int) -> int | None:
             else None
     except (IndexError, TypeError, ValueError):
         return None
-
-
-def _human(n: int) -> str:
-    for unit, shift in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
-        if n >= 1 << shift:
-            return f"{n / (1 << shift):.1f} {unit}"
-    return f"{n} B"
 
 
 def source_lines(file: str, line: int, context: int = CONTEXT_LINES,
