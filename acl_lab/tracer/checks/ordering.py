@@ -848,6 +848,70 @@ def _last_wait_call(trace: Any, th: int, cid: int) -> int:
     return best
 
 
+#: What a stream's stuck task waits for (``Blocker.kind``).
+NEVER_RECORDED = "never_recorded"    # a wait on an event no record_event precedes
+RECORD_STUCK = "record_stuck"        # the record it needs is queued behind a stuck task
+RERECORD_STUCK = "rerecord_stuck"    # reset after the record; the next record is stuck
+RESET_FOREVER = "reset_forever"      # reset after the record, and no record comes later
+RECORDED = "recorded"                # the record ran: nothing in the trace explains the wait
+CALLBACK = "callback"                # a blocking callback nobody will run
+OTHER_TASK = "other_task"            # any other task kind
+
+
+@dataclass(frozen=True)
+class Blocker:
+    """What the stuck task ``head`` of a stream waits for: one step of a deadlock's chain.
+
+    ``record`` is the last record of the event queued before the wait, ``reset`` the reset
+    that undid it, ``next_record`` the record the wait needs after that reset and
+    ``next_stream`` the stream to follow (``RECORD_STUCK``: the record's, ``RERECORD_STUCK``:
+    the next record's); -1 where there is none. The deadlock finding writes these steps as
+    sentences, the wait graph (``views.graphs``) as edges.
+    """
+
+    kind: str
+    head: int
+    event: int = -1
+    record: int = -1
+    reset: int = -1
+    next_record: int = -1
+    next_stream: int = -1
+
+
+def stuck_on(trace: Any, head: int) -> Blocker:
+    """What the stuck task ``head`` waits for (see ``Blocker``).
+
+    A wait needs the last record of its event queued before it; a reset of the event placed
+    between that record and the wait undoes it, and then the wait needs the first record
+    queued after the reset (``scheduler.wait_resolves_at``, read back from the trace).
+    """
+    t = trace.tasks
+    kinds, events, starts, streams = t["kind"], t["event"], t["start_ns"], t["stream"]
+    kind = TASK_KINDS[int(kinds[head])]
+    if kind == "callback":
+        return Blocker(CALLBACK, head)
+    if kind != "event_wait":
+        return Blocker(OTHER_TASK, head)
+    ev = int(events[head])
+    is_ev = events == ev
+    recs = np.nonzero(is_ev[:head] & (kinds[:head] == TaskKind.EVENT_RECORD))[0]
+    if len(recs) == 0:
+        return Blocker(NEVER_RECORDED, head, ev)
+    rec = int(recs[-1])
+    if int(starts[rec]) < 0:
+        return Blocker(RECORD_STUCK, head, ev, rec, next_stream=int(streams[rec]))
+    resets = [int(x) for x in np.nonzero(is_ev & (kinds == TaskKind.EVENT_RESET))[0]
+              if rec < x < head and int(starts[x]) >= 0]
+    if not resets:
+        return Blocker(RECORDED, head, ev, rec)
+    later = [int(x) for x in np.nonzero(is_ev & (kinds == TaskKind.EVENT_RECORD))[0]
+             if x > resets[0]]
+    if later and int(starts[later[0]]) < 0:
+        return Blocker(RERECORD_STUCK, head, ev, rec, resets[0], later[0],
+                       int(streams[later[0]]))
+    return Blocker(RESET_FOREVER, head, ev, rec, resets[0])
+
+
 def _wait_chain(trace: Any, cid: int, ids: dict[str, set[int]],
                 calls: list[int]) -> tuple[list[str], str]:
     """Each stuck stream's blocking task, followed from the waiting call; and the rule."""
@@ -924,55 +988,46 @@ def _wait_chain(trace: Any, cid: int, ids: dict[str, set[int]],
             hc = int(t_call[head])
             calls.append(hc)
             hf, hl = site(trace, hc)
-            kind = TASK_KINDS[int(t_kind[head])]
-            if kind == "event_wait":
-                ev = int(t_event[head])
+            b = stuck_on(trace, head)
+            if b.event >= 0:
+                ev = b.event
                 ids["events"].add(ev)
                 evl = trace.string(int(trace.objects["label"][ev]))
-                recs = [t for t in range(head) if int(t_event[t]) == ev
-                        and int(t_kind[t]) == TaskKind.EVENT_RECORD]
                 text = (prefix + f"which is stuck at its stream_wait_event on {evl} queued by "
                         f"{trace.call_name(hc)} at {hf}:{hl}")
-                if not recs:
+                if b.kind == NEVER_RECORDED:
                     out.append(text + ", and that event is never recorded.")
                     break
-                rec = recs[-1]
-                rc = int(t_call[rec])
+                rc = int(t_call[b.record])
                 calls.append(rc)
                 rf, rl = site(trace, rc)
-                if int(t_start[rec]) < 0:
+                if b.kind == RECORD_STUCK:
                     out.append(text + f"; the record it needs (acl.rt.record_event at {rf}:{rl}) "
-                               f"is queued on {_stream_name(trace, int(t_stream[rec]))} behind "
+                               f"is queued on {_stream_name(trace, b.next_stream)} behind "
                                "a task that cannot run:")
-                    s = int(t_stream[rec])
+                    s = b.next_stream
                     continue
-                resets = [t for t in range(rec + 1, nt) if int(t_event[t]) == ev
-                          and int(t_kind[t]) == TaskKind.EVENT_RESET
-                          and int(t_start[t]) >= 0 and t < head]
-                later = [t for t in range(resets[0] + 1, nt) if int(t_event[t]) == ev
-                         and int(t_kind[t]) == TaskKind.EVENT_RECORD] if resets else []
-                if later and int(t_start[later[0]]) < 0:
-                    z, rec = resets[0], later[0]
-                    zf, zl = site(trace, int(t_call[z]))
-                    rf, rl = site(trace, int(t_call[rec]))
-                    calls.extend((int(t_call[z]), int(t_call[rec])))
+                zc = int(t_call[b.reset]) if b.reset >= 0 else -1
+                if b.kind == RERECORD_STUCK:
+                    nc = int(t_call[b.next_record])
+                    zf, zl = site(trace, zc)
+                    rf, rl = site(trace, nc)
+                    calls.extend((zc, nc))
                     text += (f"; the event was reset by acl.rt.reset_event at {zf}:{zl}, so "
                              f"the wait needs the next record, acl.rt.record_event at "
                              f"{rf}:{rl}, which is queued on "
-                             f"{_stream_name(trace, int(t_stream[rec]))} behind a task that "
+                             f"{_stream_name(trace, b.next_stream)} behind a task that "
                              "cannot run:")
                     out.append(text)
-                    s = int(t_stream[rec])
+                    s = b.next_stream
                     continue
-                if resets:
-                    z = resets[0]
-                    zc = int(t_call[z])
+                if b.kind == RESET_FOREVER:
                     calls.append(zc)
                     zf, zl = site(trace, zc)
                     out.append(text + f"; the event was recorded by acl.rt.record_event at "
                                f"{rf}:{rl}, then reset by acl.rt.reset_event at {zf}:{zl} "
-                               f"(on {_stream_name(trace, int(t_stream[z]))}) before this wait "
-                               "ran, and no later record_event is queued"
+                               f"(on {_stream_name(trace, int(t_stream[b.reset]))}) before "
+                               "this wait ran, and no later record_event is queued"
                                ": this wait can never be satisfied.")
                     rule = ("Rule: reset_event returns the event to 'not recorded'; a wait "
                             "queued after the reset needs a new record_event. Fix: reset the "
@@ -982,7 +1037,7 @@ def _wait_chain(trace: Any, cid: int, ids: dict[str, set[int]],
                 else:
                     out.append(text + f" (record at {rf}:{rl}).")
                 break
-            if kind == "callback":
+            if b.kind == CALLBACK:
                 out.append(prefix + f"which is held by a blocking callback launched by "
                            f"{trace.call_name(hc)} at {hf}:{hl}: it can only run in its "
                            "subscribed thread's acl.rt.process_report, and that thread cannot "
@@ -993,7 +1048,8 @@ def _wait_chain(trace: Any, cid: int, ids: dict[str, set[int]],
                         "subscribed and calling process_report until after the last "
                         "synchronize, and unsubscribe only then.")
                 break
-            out.append(prefix + f"which is stuck at task {head} ({kind}) queued by "
+            out.append(prefix + f"which is stuck at task {head} "
+                       f"({TASK_KINDS[int(t_kind[head])]}) queued by "
                        f"{trace.call_name(hc)} at {hf}:{hl}.")
             break
     return out, rule

@@ -21,7 +21,14 @@ from typing import Any
 import numpy as np
 import plotly.graph_objects as go
 
-from ...runtime.kinds import TaskKind
+from ..checks.ordering import (
+    CALLBACK,
+    NEVER_RECORDED,
+    RECORD_STUCK,
+    RERECORD_STUCK,
+    RESET_FOREVER,
+    stuck_on,
+)
 from ..schema import TASK_KINDS
 from .style import ERROR, NEUTRAL_LINE, PALETTE, PlotStyle
 from .timeline import stream_names
@@ -159,56 +166,44 @@ def _thread_hover(trace: Any, th: int, finding: Any, cid: int) -> str:
 
 
 def _task_edges(trace: Any, g: _Graph, head: int, red: set[tuple[str, str]]) -> None:
-    """Edges out of the stream whose stuck task is ``head`` (see ``ordering._wait_chain``)."""
+    """Edges out of the stream whose stuck task is ``head``: the deadlock finding's step
+    (``ordering.stuck_on``), drawn."""
     t = trace.tasks
-    nt = t.rows
-    kinds, events, starts, streams, tcall = (t["kind"], t["event"], t["start_ns"],
-                                             t["stream"], t["call"])
+    streams, tcall = t["stream"], t["call"]
     s = int(streams[head])
     skey = g.node(f"s{s}", "stream", _short(trace, s), _object_hover(trace, s))
     hc = int(tcall[head])
-    kind = TASK_KINDS[int(kinds[head])]
-    if kind == "event_wait":
-        ev = int(events[head])
+    b = stuck_on(trace, head)
+    if b.event >= 0:
+        ev = b.event
         ekey = g.node(f"e{ev}", "event", _short(trace, ev), _object_hover(trace, ev))
         g.edge(skey, ekey, f"{_short(trace, s)} is stuck at stream_wait_event on "
                f"{_short(trace, ev)}, queued by {_site(trace, hc)}")
-        is_ev = events == ev
-        recs = np.nonzero(is_ev[:head] & (kinds[:head] == TaskKind.EVENT_RECORD))[0]
-        if len(recs) == 0:
+        if b.kind == NEVER_RECORDED:
             nkey = g.node(f"never{ev}", "never", "never recorded",
                           f"{_short(trace, ev)} is never recorded before this wait")
             g.edge(ekey, nkey, "no record_event is queued before the wait")
             red.add((ekey, nkey))
-            return
-        rec = int(recs[-1])
-        if int(starts[rec]) < 0:
-            rs = int(streams[rec])
+        elif b.kind == RECORD_STUCK:
+            rs = b.next_stream
             g.edge(ekey, g.node(f"s{rs}", "stream", _short(trace, rs), _object_hover(trace, rs)),
-                   f"needs {_site(trace, int(tcall[rec]))}, queued on {_short(trace, rs)} "
+                   f"needs {_site(trace, int(tcall[b.record]))}, queued on {_short(trace, rs)} "
                    "behind a task that cannot run")
-            return
-        resets = [int(x) for x in np.nonzero(is_ev & (kinds == TaskKind.EVENT_RESET))[0]
-                  if rec < x < head and int(starts[x]) >= 0]
-        later = [int(x) for x in np.nonzero(is_ev & (kinds == TaskKind.EVENT_RECORD))[0]
-                 if resets and x > resets[0]] if resets else []
-        if later and int(starts[later[0]]) < 0:
-            rs = int(streams[later[0]])
+        elif b.kind == RERECORD_STUCK:
+            rs = b.next_stream
             g.edge(ekey, g.node(f"s{rs}", "stream", _short(trace, rs), _object_hover(trace, rs)),
-                   f"reset by {_site(trace, int(tcall[resets[0]]))}; needs the next record, "
-                   f"{_site(trace, int(tcall[later[0]]))}, queued on {_short(trace, rs)} "
+                   f"reset by {_site(trace, int(tcall[b.reset]))}; needs the next record, "
+                   f"{_site(trace, int(tcall[b.next_record]))}, queued on {_short(trace, rs)} "
                    "behind a task that cannot run")
-            return
-        if resets:
-            z = resets[0]
+        elif b.kind == RESET_FOREVER:
             nkey = g.node(f"never{ev}", "never", "reset, never recorded again",
-                          f"recorded by {_site(trace, int(tcall[rec]))}, then reset by "
-                          f"{_site(trace, int(tcall[z]))} before the wait ran; no later "
+                          f"recorded by {_site(trace, int(tcall[b.record]))}, then reset by "
+                          f"{_site(trace, int(tcall[b.reset]))} before the wait ran; no later "
                           "record_event is queued")
             g.edge(ekey, nkey, "this wait can never be satisfied")
             red.add((ekey, nkey))
         return
-    if kind == "callback":
+    if b.kind == CALLBACK:
         ckey = g.node(f"c{head}", "callback", "blocking callback",
                       f"blocking callback launched by {_site(trace, hc)}")
         g.edge(skey, ckey, f"{_short(trace, s)} is held by the blocking callback launched by "
@@ -219,9 +214,10 @@ def _task_edges(trace: Any, g: _Graph, head: int, red: set[tuple[str, str]]) -> 
         g.edge(ckey, nkey, "nobody will ever run it")
         red.add((ckey, nkey))
         return
+    kind = TASK_KINDS[int(t["kind"][head])]
     tkey = g.node(f"k{head}", "task", f"task {head} ({kind})",
                   f"task {head} ({kind}) queued by {_site(trace, hc)}")
-    if head < nt:
+    if head < t.rows:
         g.edge(skey, tkey, f"stuck at task {head} ({kind})")
 
 
