@@ -339,6 +339,7 @@ def attacked(tmp_path_factory: pytest.TempPathFactory) -> tuple[GradeRun, dict[s
     return graded, cases, marker, before, _protected_digest()
 
 
+@pytest.mark.slow  # a whole `acl-lab grade` run (make test, not make check)
 @needs_bwrap
 def test_grading_completes_and_the_repository_is_untouched(attacked: tuple) -> None:
     """The run ends normally and no attack changed the grader, the solutions or the
@@ -350,6 +351,7 @@ def test_grading_completes_and_the_repository_is_untouched(attacked: tuple) -> N
     assert "rewritten" not in (graded.out / "grades.csv").read_text(encoding="utf-8")
 
 
+@pytest.mark.slow  # a whole `acl-lab grade` run (make test, not make check)
 @needs_bwrap
 @pytest.mark.parametrize("learner", ["honest04", "honest07", "honest08", "zz_honest04"])
 def test_honest_learners_keep_full_points(attacked: tuple, learner: str) -> None:
@@ -364,6 +366,7 @@ def test_honest_learners_keep_full_points(attacked: tuple, learner: str) -> None
         (r["exercise"], r["item"], r["reason"]) for r in rows if r["passed"] != "true"]
 
 
+@pytest.mark.slow  # a whole `acl-lab grade` run (make test, not make check)
 @needs_bwrap
 def test_every_attack_scores_zero_with_its_cause(attacked: tuple) -> None:
     """Each attack: 0 on the exercises it aimed at (at most the starter's points where it
@@ -389,6 +392,7 @@ def test_every_attack_scores_zero_with_its_cause(attacked: tuple) -> None:
     assert not problems, "\n".join(problems)
 
 
+@pytest.mark.slow  # a whole `acl-lab grade` run (make test, not make check)
 @needs_bwrap
 def test_attacks_that_take_others_work_see_nothing(attacked: tuple) -> None:
     """Inside the sandbox the solutions and other learners' notebooks are not there: the
@@ -399,6 +403,7 @@ def test_attacks_that_take_others_work_see_nothing(attacked: tuple) -> None:
     assert "no other learner&#x27;s notebook is reachable" in graded.html("other_learner")
 
 
+@pytest.mark.slow  # a whole `acl-lab grade` run (make test, not make check)
 @needs_bwrap
 def test_no_submission_delays_the_batch(attacked: tuple) -> None:
     """The daemon's notebook ends with its own process: it is graded (not timed out)."""

@@ -74,6 +74,7 @@ def graded(tmp_path_factory: pytest.TempPathFactory) -> GradeRun:
     return run_grade(subs, root / "out", "--timeout", "60", "--memory-mb", "2000")
 
 
+@pytest.mark.slow  # a whole `acl-lab grade` run (make test, not make check)
 def test_exit_code_and_outputs(graded: GradeRun) -> None:
     """Grading completes with exit 0 although learners failed, and writes every output."""
     assert graded.proc.returncode == 0, graded.proc.stderr
@@ -81,6 +82,7 @@ def test_exit_code_and_outputs(graded: GradeRun) -> None:
     assert (graded.out / "grades.csv").is_file()
 
 
+@pytest.mark.slow  # a whole `acl-lab grade` run (make test, not make check)
 def test_full_points_for_a_solution(graded: GradeRun) -> None:
     """Every item of both exercises passes for the complete solution."""
     rows = graded.learner_rows("solver")
@@ -90,6 +92,7 @@ def test_full_points_for_a_solution(graded: GradeRun) -> None:
     assert graded.points("solver") == (5, 5)
 
 
+@pytest.mark.slow  # a whole `acl-lab grade` run (make test, not make check)
 def test_partial_starter(graded: GradeRun) -> None:
     """The host-only starter keeps the value points, loses the device item and gets 0 for
     the missing function, with the reason."""
@@ -102,6 +105,7 @@ def test_partial_starter(graded: GradeRun) -> None:
     assert graded.points("starter_copy") == (3, 5)
 
 
+@pytest.mark.slow  # a whole `acl-lab grade` run (make test, not make check)
 def test_syntax_error_in_one_cell(graded: GradeRun) -> None:
     """A cell that does not compile costs the exercise it defines, names the cell and the
     error, and the other cells still run."""
@@ -112,6 +116,7 @@ def test_syntax_error_in_one_cell(graded: GradeRun) -> None:
     assert "SyntaxError" in graded.html("syntax_error")
 
 
+@pytest.mark.slow  # a whole `acl-lab grade` run (make test, not make check)
 def test_unserialisable_result(graded: GradeRun) -> None:
     """A return value that cannot leave the grading process fails with that reason."""
     rows = {r["item"]: r for r in graded.learner_rows("lambda_result", "90.1")}
@@ -120,6 +125,7 @@ def test_unserialisable_result(graded: GradeRun) -> None:
     assert graded.points("lambda_result", "90.2") == (1, 1)
 
 
+@pytest.mark.slow  # a whole `acl-lab grade` run (make test, not make check)
 def test_csv_header_and_rows(graded: GradeRun) -> None:
     """The exact header, one row per learner x exercise x item, consistent columns."""
     text = (graded.out / "grades.csv").read_text(encoding="utf-8")
@@ -138,12 +144,14 @@ def test_csv_header_and_rows(graded: GradeRun) -> None:
                             f"{r['exercise']}" in r["reason"] for r in rows)
 
 
+@pytest.mark.slow  # a whole `acl-lab grade` run (make test, not make check)
 def test_unreadable_notebook_is_reported(graded: GradeRun) -> None:
     """A file that is not a notebook costs its learner the points and is named on the page."""
     page = graded.html("corrupt")
     assert "could not read demo.ipynb" in page and "Total: 0/5 points" in page
 
 
+@pytest.mark.slow  # a whole `acl-lab grade` run (make test, not make check)
 def test_summary_table_matches_csv(graded: GradeRun) -> None:
     """The summary on stdout gives each learner's CSV total."""
     lines = graded.proc.stdout.splitlines()
@@ -154,6 +162,7 @@ def test_summary_table_matches_csv(graded: GradeRun) -> None:
         assert line.split()[-1] == f"{got}/{total}"
 
 
+@pytest.mark.slow  # a whole `acl-lab grade` run (make test, not make check)
 def test_progress_on_stderr(graded: GradeRun) -> None:
     """A progress line per notebook, counting up to the total, naming the learner."""
     steps = re.findall(r"^grade \[[#.]+\] (\d+)/(\d+) (.+)/[^/]+\.ipynb: \d+/\d+ points",
@@ -165,6 +174,7 @@ def test_progress_on_stderr(graded: GradeRun) -> None:
     assert "8 learner(s), 6 notebook(s)" in graded.proc.stderr
 
 
+@pytest.mark.slow  # a whole `acl-lab grade` run (make test, not make check)
 def test_feedback_page_escapes_learner_text(graded: GradeRun) -> None:
     """The page of a learner with an HTML-like name and error shows both as text."""
     page = graded.html(ODD_NAME)
@@ -173,6 +183,7 @@ def test_feedback_page_escapes_learner_text(graded: GradeRun) -> None:
     assert re.search(r'data-item="no_leak" data-status="fail"', page)
 
 
+@pytest.mark.slow  # a whole `acl-lab grade` run (make test, not make check)
 def test_feedback_page_content(graded: GradeRun) -> None:
     """A page holds the total, each exercise's items with status, and failure reasons."""
     page = graded.html("starter_copy")
@@ -183,6 +194,7 @@ def test_feedback_page_content(graded: GradeRun) -> None:
     assert "Total: 5/5 points" in graded.html("solver")
 
 
+@pytest.mark.slow  # a whole `acl-lab grade` run (make test, not make check)
 def test_figures_offline_and_plotlyjs_once(graded: GradeRun) -> None:
     """Two failed items with views: both figures drawn, plotly.js inline once, no URL."""
     page = graded.html("leaky")

@@ -100,6 +100,7 @@ def graded(tmp_path_factory: pytest.TempPathFactory) -> GradeRun:
                      "--timeout", "300", timeout=900)
 
 
+@pytest.mark.slow  # a whole `acl-lab grade` run (make test, not make check)
 def test_fitted_submission_fails_the_hidden_item_in_grade(graded: GradeRun) -> None:
     assert graded.proc.returncode == 0, graded.proc.stderr
     rows = {r["item"]: r for r in graded.learner_rows("fitted", "04.3")}
@@ -119,6 +120,7 @@ def test_fitted_submission_fails_the_hidden_item_in_grade(graded: GradeRun) -> N
     assert "Hidden runs" in page
 
 
+@pytest.mark.slow  # a whole `acl-lab grade` run (make test, not make check)
 def test_honest_submission_passes_the_hidden_run(graded: GradeRun) -> None:
     rows = graded.learner_rows("honest", "04.3")
     assert [r["item"] for r in rows if r["item"].startswith("hidden: ")] == [

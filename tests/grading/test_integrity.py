@@ -108,6 +108,7 @@ def graded(tmp_path_factory: pytest.TempPathFactory) -> GradeRun:
                      extra_env={"ACL_LAB_SOLUTIONS_DIR": str(fake_solutions)})
 
 
+@pytest.mark.slow  # a whole `acl-lab grade` run (make test, not make check)
 def test_grading_completes(graded: GradeRun) -> None:
     """Every learner is in the CSV and has a page; the run as a whole succeeded."""
     assert graded.proc.returncode == 0, graded.proc.stderr
@@ -115,6 +116,7 @@ def test_grading_completes(graded: GradeRun) -> None:
     assert all((graded.out / f"{name}.html").is_file() for name in ("honest", *CASES))
 
 
+@pytest.mark.slow  # a whole `acl-lab grade` run (make test, not make check)
 def test_honest_learner_graded_correctly(graded: GradeRun) -> None:
     """The honest learner, graded beside all the others, gets every point."""
     rows = graded.learner_rows("honest")
@@ -122,6 +124,7 @@ def test_honest_learner_graded_correctly(graded: GradeRun) -> None:
     assert graded.points("honest") == (5, 5)
 
 
+@pytest.mark.slow  # a whole `acl-lab grade` run (make test, not make check)
 @pytest.mark.parametrize("learner", sorted(CASES))
 def test_case_scores_zero_with_the_cause(graded: GradeRun, learner: str) -> None:
     """The affected exercises score 0 on their ``correct`` item (on every item, for a
@@ -138,6 +141,7 @@ def test_case_scores_zero_with_the_cause(graded: GradeRun, learner: str) -> None
     assert cause.split(":")[0] in graded.html(learner).replace("&#x27;", "'")
 
 
+@pytest.mark.slow  # a whole `acl-lab grade` run (make test, not make check)
 def test_parent_draws_the_seeds(graded: GradeRun) -> None:
     """Each exercise run gets its own seed from the parent (shown on the page), not the one
     a hard-coded answer assumed."""

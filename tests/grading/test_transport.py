@@ -465,6 +465,7 @@ def test_a_learner_rewriting_the_recorder_in_its_process_cannot_change_the_trace
 
 
 # ------------------------------------------------------------------------------ grading
+@pytest.mark.slow  # a whole `acl-lab grade` run (make test, not make check)
 @pytest.mark.timeout(900)
 def test_solutions_graded_through_the_pipe_score_what_they_score_in_process(
         tmp_path: Path) -> None:

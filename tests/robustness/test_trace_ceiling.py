@@ -295,6 +295,7 @@ def copy_loop_run(request: pytest.FixtureRequest) -> Iterator[tuple[Trace, dict[
     yield trace, seen, small
 
 
+@pytest.mark.slow  # a 300,000-call loop (make test, not make check)
 def test_copy_loop_stays_under_the_limit(copy_loop_run: tuple[Trace, dict[str, Any], Trace]
                                          ) -> None:
     """300,000 memcpy_async with an event per iteration under 4 MiB: the recorder never
@@ -317,6 +318,7 @@ def test_copy_loop_stays_under_the_limit(copy_loop_run: tuple[Trace, dict[str, A
           f"{COPY_LIMIT} B")
 
 
+@pytest.mark.slow  # a 300,000-call loop (make test, not make check)
 def test_copy_loop_findings_survive(copy_loop_run: tuple[Trace, dict[str, Any], Trace]
                                     ) -> None:
     """The findings of the loop are those of a short run without limit, at the same lines:
@@ -349,6 +351,7 @@ def test_copy_loop_findings_survive(copy_loop_run: tuple[Trace, dict[str, Any], 
         assert text in warn.message, text
 
 
+@pytest.mark.slow  # a 300,000-call loop (make test, not make check)
 def test_truncated_copy_loop_round_trips(tmp_path: Path, copy_loop_run: tuple[
         Trace, dict[str, Any], Trace]) -> None:
     """The truncated copy loop saves and loads (strict validation passes) with the same rows,
