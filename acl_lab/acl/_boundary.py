@@ -166,7 +166,8 @@ def _generate(src: str, fname: str, name: str, filename: str, env: dict[str, Any
 
 def _fast_check(fmt: str) -> str:
     """Source of a boolean expression that is True when every argument already has the
-    plain type and range the format wants (the common case, checked without a loop)."""
+    plain type and range the format wants (the common case, checked without a loop); an
+    unsigned 64-bit letter only needs an int, which the wrapper masks."""
     letters = fmt.replace("|", "")
     parts = []
     for i, c in enumerate(letters):
@@ -179,7 +180,7 @@ def _fast_check(fmt: str) -> str:
             parts.append(f"type({a}) is int and -9223372036854775808 <= {a} "
                          "<= 9223372036854775807")
         elif c in "kKp":
-            parts.append(f"type({a}) is int and 0 <= {a} <= 18446744073709551615")
+            parts.append(f"type({a}) is int")  # masked to 64 bits in the fast tuple
         elif c == "h":
             parts.append(f"type({a}) is int and -32768 <= {a} <= 32767")
         elif c in "bB":
@@ -426,10 +427,15 @@ def acl_api(name: str, cname: str, fmt: str, out: int | str = 0, launch: bool = 
             params = ", ".join(f"{n}=_M" for n in names)
             tup = f"({', '.join(names)}{',' if len(names) == 1 else ''})"
             fast = _fast_check(fmt)
+            # an unsigned 64-bit letter's int is masked in place of a range test (what
+            # ``_parse`` does too: a negative handle wraps like PyLong_AsUnsignedLongMask)
+            masked = [f"{n} & {_MASK64}" if c in "kKp" else n for n, c in zip(names, letters,
+                                                                             strict=True)]
+            fast_tup = f"({', '.join(masked)}{',' if len(names) == 1 else ''})"
             head = (f"def wrapper({params}, /, *extra, **kw):\n"
                     f"    if kw:\n        raise _no_keywords(NAME)\n"
                     f"    if not extra and {fast}:\n"
-                    f"        args = {tup}\n"
+                    f"        args = {fast_tup}\n"
                     f"    else:\n"
                     f"        args = _parse(NAME, FMT, tuple(x for x in {tup} + extra "
                     "if x is not _M))\n")
