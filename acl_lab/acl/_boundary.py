@@ -215,7 +215,8 @@ class ApiSpec:
 
     ``shape`` is the return expression over ``value`` and ``ret`` (``"ret"``,
     ``"(value, ret)"``, ``"(*value, ret)"``, ``"value"`` or ``"None"``); ``slot[0]`` the
-    transport's bound call the generated wrapper makes (rebound by ``set_transport``).
+    transport's bound call the generated wrapper makes when the transport does not inline
+    its call (rebound by ``set_transport``).
     """
 
     __slots__ = ("cname", "default", "fmt", "impl", "launch", "name", "out", "shape", "slot")
@@ -377,7 +378,7 @@ def _bind_wrapper(wrapper: Any, spec: ApiSpec, head: str, transport: Transport) 
     else:
         body, extra = inlined
         env.update(extra)
-        spec.slot[0] = transport.bind(spec)
+        spec.slot[0] = _unbound  # the wrapper makes the call itself
         src = head + _SITE + body
     fn = _generate(src, "wrapper", wrapper.__name__, f"<acl_api {spec.name}>", env)
     wrapper.__code__ = fn.__code__
