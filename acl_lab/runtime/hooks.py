@@ -67,11 +67,13 @@ class TraceHooks(Protocol):
         return None
 
     def on_task(self, task: Task, /) -> None:
-        """A task was submitted (its start and end are not known yet)."""
+        """A task was submitted. When it was placed at once its start and end are set
+        (``task.end >= 0``) and no ``on_task_placed`` follows; else they are -1 until it is
+        placed."""
         return None
 
     def on_task_placed(self, task: Task, /) -> None:
-        """A task's start and end in virtual time became known."""
+        """A task that waited after its submission got its start and end in virtual time."""
         return None
 
     def on_task_status(self, task: Task, /) -> None:

@@ -330,6 +330,11 @@ class OpReporter:
                 and args[0] in self.st.subscriptions:
             self.call_model[cid] = args[0]
 
+    def on_task(self, t: Any) -> None:
+        """A task placed at its submission comes with its start and end: as if placed."""
+        if t.end >= 0:
+            self.on_task_placed(t)
+
     def on_task_placed(self, t: Any) -> None:
         """A model task's start and end are known: report its layers."""
         if t.kind != TaskKind.MODEL:

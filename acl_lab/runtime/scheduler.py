@@ -137,8 +137,8 @@ _RECORD, _RESET = int(TaskKind.EVENT_RECORD), int(TaskKind.EVENT_RESET)
 _MEMSET, _NO_ENGINE = int(TaskKind.MEMSET), int(Engine.NONE)
 
 
-def announce(s: Session, t: Task) -> None:
-    """Give a task its id (= its row in the trace) and announce it (the ``on_task`` hook).
+def number(s: Session, t: Task) -> None:
+    """Give a task its id (= its row in the trace).
 
     A task whose range already runs past its allocation fails at its start and moves
     nothing: it takes 1 ns, not the cost of its count (which must not hold the engine or
@@ -150,21 +150,29 @@ def announce(s: Session, t: Task) -> None:
             break
     t.id = s.task_count
     s.task_count += 1
-    s.hooks.on_task(t)
 
 
 def submit(s: Session, t: Task) -> None:
-    """Queue a task on its stream: placed now when nothing is in front of it."""
+    """Queue a task on its stream: placed now when nothing is in front of it.
+
+    The hooks hear of it once (``on_task``) when it is placed at once, its start and end
+    already set; a task that waits (behind others, or an event wait, a callback) is
+    announced first and ``on_task_placed`` follows when it is placed.
+    """
     st = t.stream
     assert st is not None
     st.last_task = t
-    announce(s, t)
-    if st.pending or st.blocked_by is not None or not place(s, t):
-        st.pending.append(t)
-        if st not in s.blocked_streams:
-            s.blocked_streams.append(st)
-    elif (t.kind == _RECORD or t.kind == _RESET) \
-            and s.blocked_streams:
+    number(s, t)
+    kind = t.kind
+    if st.pending or st.blocked_by is not None or kind in (_WAIT, _CALLBACK):
+        s.hooks.on_task(t)
+        if st.pending or st.blocked_by is not None or not place(s, t):
+            st.pending.append(t)
+            if st not in s.blocked_streams:
+                s.blocked_streams.append(st)
+        return
+    place(s, t, True)
+    if kind in (_RECORD, _RESET) and s.blocked_streams:
         pump(s)
 
 
@@ -184,8 +192,12 @@ def pump(s: Session) -> None:
                 blocked.remove(st)
 
 
-def place(s: Session, t: Task) -> bool:
-    """Give a task its start and end in virtual time if its dependencies allow."""
+def place(s: Session, t: Task, first: bool = False) -> bool:
+    """Give a task its start and end in virtual time if its dependencies allow.
+
+    ``first``: the task is placed at its submission (not an event wait or a callback) and
+    announced now, with its times (``on_task`` instead of ``on_task_placed``).
+    """
     st = t.stream
     assert st is not None
     p = s.profile
@@ -231,7 +243,10 @@ def place(s: Session, t: Task) -> bool:
         seq = s.effect_seq
         s.effect_seq = seq + 1
         heappush(s.effects, (t.start, _START, seq, t))
-    s.hooks.on_task_placed(t)
+    if first:
+        s.hooks.on_task(t)
+    else:
+        s.hooks.on_task_placed(t)
     s.progress += 1
     if kind in (_RECORD, _CALLBACK):
         s.cond.notify_all()
@@ -436,7 +451,7 @@ def run_sync(s: Session, th: HostThread, task: Task) -> None:
         AclError: the task's status when it failed (507053 for a range past the end).
     """
     task.device = th.ctx.device.index if th.ctx is not None else 0
-    announce(s, task)
+    number(s, task)
     ready = th.clock + sync_task_delay(s.profile)
     if task.engine == Engine.HOST:
         task.start = ready
@@ -444,7 +459,7 @@ def run_sync(s: Session, th: HostThread, task: Task) -> None:
         dev = s.devices[task.device]
         task.start = dev.engines[task.engine].fit(ready, task.duration, task.units)
     task.end = task.start + task.duration
-    s.hooks.on_task_placed(task)
+    s.hooks.on_task(task)  # placed at once: announced with its times
     s.progress += 1
     advance(s, task.start)
     for a in task.accesses:

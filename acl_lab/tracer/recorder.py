@@ -652,8 +652,8 @@ class Recorder:
         if call >= self._shed_cid:
             call = self.row_of(call)
         tasks.buf += tasks.pack(call, stream.oid if stream is not None else -1, t.kind,
-                                t.engine, t.device, t.submit, -1, -1,
-                                event.oid if event is not None else -1, 1 if t.pinned else 0)
+                                t.engine, t.device, t.submit, t.start, t.end,
+                                event.oid if event is not None else -1, t.pinned)
         tasks.n += 1
         acc = self._acc
         rows = self._region_rows
@@ -682,8 +682,8 @@ class Recorder:
         tasks = self._tasks
         row = tasks.n
         tasks.buf += tasks.pack(self.row_of(t.call), stream.oid if stream is not None else -1,
-                                t.kind, t.engine, t.device, t.submit, -1, -1,
-                                event.oid if event is not None else -1, 1 if t.pinned else 0)
+                                t.kind, t.engine, t.device, t.submit, t.start, t.end,
+                                event.oid if event is not None else -1, t.pinned)
         tasks.n += 1
         self._row_tids.append(t.id)
         acc = self._acc
