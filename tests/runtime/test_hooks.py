@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import acl_lab
+from acl_lab.constants import ACL_EVENT_SYNC
 from acl_lab.runtime.hooks import HOOK_NAMES, Hooks, RuntimeHooks, TaskLog, TraceHooks
 from acl_lab.runtime.kinds import SyncKind, TaskKind
 from acl_lab.runtime.session import Session
@@ -94,3 +95,47 @@ def test_a_hook_without_subscribers_is_a_no_op() -> None:
         n = len(inspect.signature(getattr(RuntimeHooks, name)).parameters) - 1
         args: list[Any] = [0] * n
         assert getattr(h, name)(*args) is None
+
+
+class _Placements:
+    """Each task's announcements: ("task", end known?) and ("placed",) in hook order."""
+
+    def __init__(self) -> None:
+        self.events: dict[int, list[tuple[Any, ...]]] = {}
+
+    def on_task(self, t: Any) -> None:
+        self.events.setdefault(t.id, []).append(("task", t.end >= 0))
+
+    def on_task_placed(self, t: Any) -> None:
+        self.events.setdefault(t.id, []).append(("placed", t.end >= 0))
+
+
+def test_a_task_placed_at_submission_is_announced_once_with_its_times() -> None:
+    """A copy that runs at once: one on_task with its start and end. A copy queued behind a
+    wait: on_task without times, then on_task_placed when the record lets it run."""
+    log = _Placements()
+    with Session() as s:
+        s.hooks.subscribe(log)
+        acl = acl_lab.install(s)
+        assert acl.init() == 0 and acl.rt.set_device(0) == 0
+        s1, s2, s3 = (acl.rt.create_stream()[0] for _ in range(3))
+        ev, _ = acl.rt.create_event_with_flag(ACL_EVENT_SYNC)
+        host, _ = acl.rt.malloc_host(64)
+        assert acl.rt.memset(host, 64, 1, 64) == 0
+        dev, _ = acl.rt.malloc(64, 2)
+        first = s.task_count
+        assert acl.rt.memcpy_async(dev, 64, host, 64, 1, s1) == 0     # runs at once
+        assert acl.rt.record_event(ev, s1) == 0
+        assert acl.rt.synchronize_stream(s1) == 0
+        assert acl.rt.reset_event(ev, s3) == 0
+        assert acl.rt.synchronize_stream(s3) == 0
+        assert acl.rt.stream_wait_event(s2, ev) == 0   # reset: needs the next record
+        behind = s.task_count
+        assert acl.rt.memcpy_async(dev, 64, host, 64, 1, s2) == 0     # queued behind it
+        assert acl.rt.record_event(ev, s1) == 0                       # lets both run
+        assert acl.rt.synchronize_stream(s2) == 0
+        trace = s.trace()
+    assert log.events[first] == [("task", True)]
+    assert log.events[behind] == [("task", False), ("placed", True)]
+    # the trace has both tasks' times either way
+    assert int(trace.tasks["end_ns"][first]) > 0 and int(trace.tasks["end_ns"][behind]) > 0
