@@ -89,12 +89,13 @@ def copy_checks(s: Session, cid: int, dst: int, dest_max: int, src: int, count: 
     if dst == src:
         return None
     mem = s.memory
-    rd = mem.find(dst)
-    if rd is None:
-        rd = mem.resolve(dst, count, "destination")
-    rs = mem.find(src)
-    if rs is None:
-        rs = mem.resolve(src, count, "source")
+    starts = mem.starts_at  # the start of an allocation, the usual pointer: one lookup
+    rd = starts.get(dst)
+    if rd is None or not rd.size:
+        rd = mem.find(dst) or mem.resolve(dst, count, "destination")
+    rs = starts.get(src)
+    if rs is None or not rs.size:
+        rs = mem.find(src) or mem.resolve(src, count, "source")
     d_dev = rd.kind == DEVICE or rd.kind == DVPP
     if rs.kind == DEVICE or rs.kind == DVPP:
         inferred = D2D if d_dev else D2H

@@ -205,15 +205,16 @@ class _Index:
 
     ``at`` maps a start address to the region ``find`` gives for it (the newest region that
     starts there), so the usual pointer, the start of an allocation, resolves with one dict
-    lookup instead of a bisect.
+    lookup instead of a bisect. Indexes of disjoint address ranges may share one ``at``
+    (``MemorySystem.starts_at``: device and host addresses never meet).
     """
 
     __slots__ = ("at", "regions", "starts")
 
-    def __init__(self) -> None:
+    def __init__(self, at: dict[int, Region] | None = None) -> None:
         self.starts: list[int] = []
         self.regions: list[Region] = []
-        self.at: dict[int, Region] = {}
+        self.at: dict[int, Region] = {} if at is None else at
 
     def add(self, r: Region, per_start: int = 0) -> None:
         """Index ``r`` (after the regions that start where it starts); with ``per_start``,
@@ -586,8 +587,12 @@ class MemorySystem:
     def __init__(self, profile: DeviceProfile, device_count: int) -> None:
         self.profile = profile
         self.devices = [DeviceMemory(d, profile) for d in range(device_count)]
-        self.device_index = _Index()
-        self.host_index = _Index()
+        #: start address -> the live region ``find`` gives for it, device and host alike (the
+        #: two address ranges are disjoint: ``_check_host_addr``): one lookup for the usual
+        #: pointer, before choosing an index
+        self.starts_at: dict[int, Region] = {}
+        self.device_index = _Index(self.starts_at)
+        self.host_index = _Index(self.starts_at)
         #: regions made so far (the next region's id)
         self.region_count = 0
         #: live regions by id (in id order); a freed or dropped one leaves, so a long
@@ -804,10 +809,10 @@ class MemorySystem:
 
     def find(self, addr: int) -> Region | None:
         """The live region containing ``addr``, or None."""
-        idx = self.device_index if DEVICE_BASE <= addr < DEVICE_END else self.host_index
-        r = idx.at.get(addr)  # the start of an allocation: no bisect (see ``_Index``)
+        r = self.starts_at.get(addr)  # the start of an allocation: no bisect (see ``_Index``)
         if r is not None:
             return r if r.size else None
+        idx = self.device_index if DEVICE_BASE <= addr < DEVICE_END else self.host_index
         return idx.find(addr)
 
     def find_freed(self, addr: int) -> Region | None:

@@ -105,8 +105,9 @@ class Stream:
         self.oid = oid
         self.handle = handle
         self.ctx = ctx
-        #: the index of the device (every task of the stream runs there)
+        #: the index of the device (every task of the stream runs there) and its engines
         self.device = ctx.device.index
+        self.engines = ctx.device.engines
         self.is_default = is_default
         self.flags = flags
         self.alive = True

@@ -231,7 +231,7 @@ def place(s: Session, t: Task, first: bool = False) -> bool:
     elif t.engine == _NO_ENGINE:
         t.start, t.end = ready, ready + t.duration
     else:
-        res = st.ctx.device.engines[t.engine]
+        res = st.engines[t.engine]
         if len(res.busy) > 64:
             res.prune(min((x.clock for x in s.thread_list if x.alive), default=0))
         t.start = start = res.fit(ready, t.duration, t.units)
