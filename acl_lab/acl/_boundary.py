@@ -363,14 +363,11 @@ _SITE = """    f = _getframe(1)
 """
 
 
-def _bind_wrapper(wrapper: Any, spec: ApiSpec, head: str, transport: Transport) -> None:
-    """Give ``wrapper`` the code of ``transport``: the transport's call written into the
-    wrapper (``Transport.inline``), or a call of the function ``bind`` returns.
-
-    The wrapper object stays the same (programs hold it: ``from acl.rt import malloc``); its
-    code and globals change, so every call after this goes the new way.
-    """
-    env: dict[str, Any] = wrapper.__globals__
+def _wrapper_for(spec: ApiSpec, head: str, transport: Transport, name: str,
+                 env: dict[str, Any]) -> Any:
+    """The wrapper of ``spec`` for ``transport`` (globals ``env``, completed here): the
+    transport's call written into it (``Transport.inline``), or a call of the function
+    ``bind`` returns."""
     inlined = transport.inline(spec)
     if inlined is None:
         spec.slot[0] = transport.bind(spec)
@@ -380,8 +377,15 @@ def _bind_wrapper(wrapper: Any, spec: ApiSpec, head: str, transport: Transport) 
         env.update(extra)
         spec.slot[0] = _unbound  # the wrapper makes the call itself
         src = head + _SITE + body
-    fn = _generate(src, "wrapper", wrapper.__name__, f"<acl_api {spec.name}>", env)
-    wrapper.__code__ = fn.__code__
+    return _generate(src, "wrapper", name, f"<acl_api {spec.name}>", env)
+
+
+def _bind_wrapper(wrapper: Any, spec: ApiSpec, head: str, transport: Transport) -> None:
+    """Give ``wrapper`` the code of ``transport`` (``_wrapper_for``). The wrapper object
+    stays the same (programs hold it: ``from acl.rt import malloc``); its code and globals
+    change, so every call after this goes the new way."""
+    wrapper.__code__ = _wrapper_for(spec, head, transport, wrapper.__name__,
+                                    wrapper.__globals__).__code__
 
 
 def acl_api(name: str, cname: str, fmt: str, out: int | str = 0, launch: bool = False,
@@ -450,9 +454,8 @@ def acl_api(name: str, cname: str, fmt: str, out: int | str = 0, launch: bool = 
                                "_getframe": sys._getframe, "CALL": spec.slot,
                                "FOREIGN": _FOREIGN_CALLERS}
         # one compile per format and transport: the globals make each function its own
-        wrapper: Any = wraps(impl)(_generate(head + "    pass\n", "wrapper", impl.__name__,
-                                             f"<acl_api {name}>", env))
-        _bind_wrapper(wrapper, spec, head, _TRANSPORT[0])
+        wrapper: Any = wraps(impl)(_wrapper_for(spec, head, _TRANSPORT[0], impl.__name__,
+                                                env))
         _REGISTRY[name].update(spec=spec, wrapper=wrapper, head=head)
         wrapper.__acl_name__ = name
         wrapper.__acl_cname__ = cname
