@@ -209,7 +209,7 @@ class Task:
     units = 1
     nbytes = 0
     #: a copy: two accesses, the source read and then the destination written, no kernel
-    #: (``scheduler.copy_effects`` applies both in one pass)
+    #: (``scheduler.copy_start_plain`` / ``copy_end_plain`` apply its phases)
     copy = False
     start = -1
     end = -1

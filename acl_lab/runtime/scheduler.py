@@ -164,16 +164,22 @@ def submit(s: Session, t: Task) -> None:
     st.last_task = t
     number(s, t)
     kind = t.kind
-    if st.pending or st.blocked_by is not None or kind in (_WAIT, _CALLBACK):
+    if st.pending or st.blocked_by is not None:
         s.hooks.on_task(t)
-        if st.pending or st.blocked_by is not None or not place(s, t):
-            st.pending.append(t)
-            if st not in s.blocked_streams:
-                s.blocked_streams.append(st)
+    elif kind in (_WAIT, _CALLBACK):
+        # announced before it is placed: placing a wait records its edge, a callback's
+        # placement hands it to its report thread, and both name the task
+        s.hooks.on_task(t)
+        if place(s, t):
+            return
+    else:
+        place(s, t, True)
+        if kind in (_RECORD, _RESET) and s.blocked_streams:
+            pump(s)
         return
-    place(s, t, True)
-    if kind in (_RECORD, _RESET) and s.blocked_streams:
-        pump(s)
+    st.pending.append(t)
+    if st not in s.blocked_streams:
+        s.blocked_streams.append(st)
 
 
 def pump(s: Session) -> None:
@@ -379,12 +385,13 @@ def copy_start_plain(s: Session, t: Task) -> bool:
 
 
 def copy_end_plain(s: Session, t: Task) -> bool:
-    """A copy's end (``effect_end``: its bytes land) when its destination is live and
-    cannot refuse the write; False, having done nothing, otherwise."""
+    """A copy's end (``effect_end``: its bytes land, ``MemorySystem.write`` guarding a
+    destination that may refuse) when its start read them and the destination is live;
+    False, having done nothing, otherwise."""
     data = t.payload
     dst = t.accesses[1]
     rd = dst.region
-    if t.status or data is None or not rd.live or rd.read_only or rd.obj is not None:
+    if t.status or data is None or not rd.live:
         return False
     MemorySystem.write(rd, dst.offset, data)
     s.hooks.on_landed(t, rd, dst.offset, data)
