@@ -71,7 +71,7 @@ class PackedTable:
     """An append-only table stored as packed little-endian rows in one bytearray.
 
     Appending a row is one ``struct.pack``; a row's later fields (an end time, a return
-    code) can be completed in place with ``set``. ``columns()`` unpacks into numpy arrays.
+    code) can be completed in place (``packer``). ``columns()`` unpacks into numpy arrays.
     """
 
     __slots__ = ("buf", "codes", "dtype", "getters", "n", "name", "offsets", "pack", "size")
@@ -96,19 +96,10 @@ class PackedTable:
         self.n += 1
         return self.n - 1
 
-    def setter(self, *names: str) -> Any:
-        """A function ``f(row, *values)`` writing adjacent columns ``names`` of one row."""
-        pack_into, base = self.packer(*names)
-        size = self.size
-        buf = self.buf
-
-        def set_fields(row: int, *values: int) -> None:
-            pack_into(buf, row * size + base, *values)
-        return set_fields
-
     def packer(self, *names: str) -> tuple[Any, int]:
         """``(pack_into, offset)`` for adjacent columns ``names``: row ``r`` gets them with
-        ``pack_into(buf, r * size + offset, *values)`` (the hot hooks' form of ``setter``)."""
+        ``pack_into(buf, r * size + offset, *values)`` (how a row's later fields, an end
+        time or a return code, are completed in place)."""
         codes = "".join(next(c.code for c in TABLES[self.name] if c.name == n) for n in names)
         return struct.Struct("<" + codes).pack_into, self.offsets[names[0]]
 
@@ -214,8 +205,6 @@ class Recorder:
         self._acc = t["accesses"]
         self._allocs = t["allocs"]
         self._frees = t["frees"]
-        self._set_call_end = t["calls"].setter("end_ns", "ret")
-        self._set_task_times = t["tasks"].setter("start_ns", "end_ns")
         self._end_into, self._end_at = t["calls"].packer("end_ns", "ret")
         self._two_accesses = struct.Struct("<" + t["accesses"].codes * 2).pack
         self._arg_fn = self._arg  # bound once: on_call_begin hands it to every encoder
@@ -324,7 +313,8 @@ class Recorder:
         """Complete a call made while shedding; drop it when nothing needs it."""
         row = self.row_of(cid)
         if row >= 0:
-            self._set_call_end(row, end, ret if -(1 << 31) <= ret < (1 << 31) else -1)
+            calls = self._calls
+            self._end_into(calls.buf, row * calls.size + self._end_at, end, _int32(ret))
         opened = self._open.pop(cid, None)
         if opened is None or ret != 0:
             return
@@ -592,7 +582,7 @@ class Recorder:
             return
         calls = self._calls
         self._end_into(calls.buf, cid * calls.size + self._end_at, end,
-                       ret if -(1 << 31) <= ret < (1 << 31) else -1)
+                       ret if -0x80000000 <= ret < 0x80000000 else -1)  # _int32, in line
 
     def on_object(self, oid: int, kind: int, handle: int, device: int, ctx: int, flags: int,
                   call: int, label: str) -> None:
@@ -631,9 +621,7 @@ class Recorder:
     def on_free(self, r: Any, call: int, how: int) -> None:
         if self._ts is not None:
             self._ts.alloc_sites.pop(r.id, None)
-        rows = self._region_rows
-        rid = r.id
-        row = rows[rid] if 0 <= rid < len(rows) else -1
+        row = self.alloc_row(r.id)
         hit = self._start_rows.get(r.addr)
         if hit is not None and hit[0] == row:
             del self._start_rows[r.addr]
@@ -698,12 +686,10 @@ class Recorder:
 
     def on_task_placed(self, t: Any) -> None:
         ts = self._ts
-        if ts is None:
-            tasks = self._tasks
-            self._times_into(tasks.buf, t.id * tasks.size + self._times_at, t.start, t.end)
-            return
-        self._set_task_times(self.task_row(t.id), t.start, t.end)
-        if not ts.off and t.kind == WAIT:
+        tasks = self._tasks
+        row = t.id if ts is None else self.task_row(t.id)
+        self._times_into(tasks.buf, row * tasks.size + self._times_at, t.start, t.end)
+        if ts is not None and not ts.off and t.kind == WAIT:
             ts.placed(t)
 
     def on_task_status(self, t: Any) -> None:
@@ -895,6 +881,11 @@ def _renumber(values: np.ndarray, start: int, keep: np.ndarray) -> np.ndarray:
     m = v >= start
     v[m] = start + before[v[m] - start]
     return v.astype(values.dtype)
+
+
+def _int32(ret: int) -> int:
+    """A return code as the calls table's int32 column holds it (-1 for one out of range)."""
+    return ret if -0x80000000 <= ret < 0x80000000 else -1
 
 
 def _short_repr(obj: Any) -> str:
