@@ -246,9 +246,15 @@ class _Index:
         raise KeyError(r.addr)
 
     def find(self, addr: int) -> Region | None:
+        """The region holding ``addr``: the start of one from ``at``, else ``below``."""
         r = self.at.get(addr)
         if r is not None:
             return r if r.size else None
+        return self.below(addr)
+
+    def below(self, addr: int) -> Region | None:
+        """The region holding ``addr`` found by bisecting the sorted starts (the newest of
+        those that start last at or before it)."""
         i = bisect_right(self.starts, addr) - 1
         if i >= 0:
             r = self.regions[i]
