@@ -28,6 +28,8 @@ EXPECTED = {
         "malloc_free_traced_vs_untraced", "memcpy_async_bytecodes",
         "malloc_free_pair_bytecodes", "record_event_bytecodes",
     },
+    "copy_floor": {"floor_copy_traced", "floor_copy_vs_baseline", "memcpy_async_traced_vs_floor",
+                   "floor_copy_bytecodes"},
     "models": {"resnet50_graph_run", "resnet50_acl_mdl_execute",
                "resnet50_virtual_time_Ascend310P3", "resnet50_graph_run_vs_gemm",
                "resnet50_generation_s", "resnet50_generation_vs_weights"},

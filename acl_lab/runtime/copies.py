@@ -2,8 +2,8 @@
 
 Functions of the session, like every subsystem module of the runtime. A copy resolves each
 pointer once (``MemorySystem.find``: one dict lookup for the start of an allocation), checks
-what real ACL checks, and becomes one task with two accesses: on a stream
-(``scheduler.submit``) or run at once (``scheduler.run_sync``). Its bytes move in virtual-time
+what real ACL checks, and becomes one ``CopyTask`` (a read and a write): on a stream
+(``scheduler.submit_copy``) or run at once (``scheduler.run_sync``). Its bytes move in virtual-time
 order (``scheduler.effect_start`` / ``effect_end``).
 
 ``memcpy_async`` is the hot path of most programs: the rare cases (pageable or misaligned
@@ -20,8 +20,8 @@ from . import devices, streams, waits
 from .costs import MEMSET_ENGINE, copy_cost, memset_cost
 from .errors import AccessError, AclError
 from .memory import DEVICE, DVPP, HOST_PAGEABLE, HOST_PINNED, KIND_NAMES, Region
-from .objects import Access, Stream, Task
-from .scheduler import TaskKind, run_sync, submit
+from .objects import CopyTask, Stream, Task
+from .scheduler import TaskKind, run_sync, submit, submit_copy
 
 if TYPE_CHECKING:
     from .objects import HostThread
@@ -200,11 +200,9 @@ def memcpy(s: Session, th: HostThread, cid: int, dst: int, dest_max: int, src: i
     rd, rs, k = checked
     pinned = not (rd.kind == HOST_PAGEABLE or rs.kind == HOST_PAGEABLE)
     eng, dur = copy_cost(s.profile, k, count, pinned)
-    task = Task(COPY_TASK[k], None, cid, th.clock, eng, dur)
+    task = CopyTask(COPY_TASK[k], None, cid, th.clock, eng, dur, rs, src - rs.addr, rd,
+                    dst - rd.addr, count)
     task.pinned = pinned
-    task.nbytes = count
-    task.accesses = [Access(rs, src - rs.addr, count, False),
-                     Access(rd, dst - rd.addr, count, True)]
     run_sync(s, th, task)
 
 
@@ -244,14 +242,11 @@ def memcpy_async(s: Session, th: HostThread, cid: int, dst: int, dest_max: int, 
         return
     # On the board (device run mode) a stream's host-to-host copy is the device's DMA.
     eng, dur = copy_cost(s.profile, D2D if k == H2H else k, count, pinned)
-    t = Task(COPY_TASK[k], st, cid, th.clock, eng, dur)
+    t = CopyTask(COPY_TASK[k], st, cid, th.clock, eng, dur, rs, src - rs.addr, rd,
+                 dst - rd.addr, count)
     if not pinned:
         t.pinned = False
-    t.nbytes = count
-    t.copy = True
-    t.accesses = [Access(rs, src - rs.addr, count, False),
-                  Access(rd, dst - rd.addr, count, True)]
-    submit(s, t)
+    submit_copy(s, t)
 
 
 def _note_misaligned(s: Session, cid: int, dst: int, rd: Region, src: int,

@@ -11,11 +11,12 @@ from __future__ import annotations
 import threading
 from collections import deque
 from collections.abc import Callable
+from functools import cached_property
 from typing import Any
 
 from .kinds import Engine, TaskKind
 from .memory import Region
-from .scheduler import Resource
+from .resources import Resource
 
 # Event modes.
 LEGACY = 0
@@ -120,7 +121,6 @@ class Stream:
         self.subscriber: HostThread | None = None
         #: code of the first task that failed since the last synchronize
         self.error = 0
-        self.last_task: Task | None = None
 
     def label(self) -> str:
         """How reports name this stream."""
@@ -208,9 +208,6 @@ class Task:
     status = 0
     units = 1
     nbytes = 0
-    #: a copy: two accesses, the source read and then the destination written, no kernel
-    #: (``scheduler.copy_start_plain`` / ``copy_end_plain`` apply its phases)
-    copy = False
     start = -1
     end = -1
     id = -1
@@ -234,6 +231,38 @@ class Task:
     def add_access(self, region: Region, offset: int, length: int, write: bool) -> None:
         """Add a region range this task reads (``write`` False) or writes."""
         self.accesses.append(Access(region, offset, length, write))
+
+
+class CopyTask(Task):
+    """A copy: ``nbytes`` read from ``src`` at ``src_off``, then written to ``dst`` at
+    ``dst_off`` (offsets into the regions).
+
+    The commonest task, so its two ranges are fields and ``accesses`` (the source read, then
+    the destination written, as for every task) is made only when something asks for it:
+    the copy path (submission, placement, both phases, its trace rows) reads the fields.
+    """
+
+    def __init__(self, kind: TaskKind, stream: Stream | None, call: int, submit: int,
+                 engine: Engine, duration: int, src: Region, src_off: int, dst: Region,
+                 dst_off: int, nbytes: int) -> None:
+        self.kind = kind
+        self.stream = stream
+        self.call = call
+        self.submit = submit
+        self.engine = engine
+        self.duration = duration
+        self.device = stream.device if stream is not None else -1
+        self.src = src
+        self.src_off = src_off
+        self.dst = dst
+        self.dst_off = dst_off
+        self.nbytes = nbytes
+
+    @cached_property
+    def accesses(self) -> list[Access]:  # type: ignore[override]
+        """The source read and the destination write, as ``Access`` objects."""
+        return [Access(self.src, self.src_off, self.nbytes, False),
+                Access(self.dst, self.dst_off, self.nbytes, True)]
 
 
 class DataBuffer:

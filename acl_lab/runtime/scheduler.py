@@ -1,16 +1,10 @@
-"""Engines as resources in virtual time (``kinds`` names the engines and the task kinds).
-
-A ``Resource`` is a pool of identical units (one DMA engine, the AI cores of a chip) with the
-intervals it is busy. ``fit`` finds the earliest start at or after a ready time where a task of
-a given duration finds enough free units: a deterministic list scheduler with backfilling, so a
-task that becomes ready early can use a gap left before a task that was placed later.
-"""
+"""Tasks in virtual time: submission, placement on the engines (``resources.Resource``),
+data effects in time order, and the device's advance (``kinds`` names the engines and the
+task kinds)."""
 
 from __future__ import annotations
 
-from bisect import bisect_right
 from heapq import heappop, heappush
-from operator import itemgetter
 from typing import TYPE_CHECKING
 
 from ..constants import ErrorCode
@@ -18,106 +12,11 @@ from .costs import callback_ns, sync_task_delay
 from .errors import AclError
 from .kinds import Engine, TaskKind
 from .memory import KIND_NAMES, MemorySystem, first_unwritten
+from .objects import CopyTask
 
 if TYPE_CHECKING:
     from .objects import Access, HostThread, Task
     from .session import Session
-
-
-class Resource:
-    """A pool of ``capacity`` identical units and the intervals they are busy."""
-
-    __slots__ = ("busy", "capacity", "horizon", "name")
-
-    def __init__(self, name: str, capacity: int) -> None:
-        self.name = name
-        self.capacity = capacity
-        # (start, end, units), unordered; pruned to intervals that can still matter. A single
-        # unit keeps disjoint blocks sorted by start, touching bookings merged, so a fit
-        # scans the gaps after its ready time instead of every pair of intervals.
-        self.busy: list[tuple[int, int, int]] = []
-        self.horizon = 0  # max end of all intervals
-
-    def _usage_ok(self, start: int, end: int, units: int) -> bool:
-        if units > self.capacity:
-            return False
-        if self.capacity == 1:
-            return all(e <= start or s >= end for s, e, _ in self.busy)
-        # Usage is piecewise constant; check it at start and at every interval start inside.
-        points = [start] + [s for s, _, _ in self.busy if start < s < end]
-        for p in points:
-            used = sum(u for s, e, u in self.busy if s <= p < e)
-            if used + units > self.capacity:
-                return False
-        return True
-
-    def fit(self, ready: int, duration: int, units: int = 1) -> int:
-        """Earliest start >= ``ready`` with ``units`` free for ``duration`` ns; books it."""
-        if self.capacity == 1:
-            if ready >= self.horizon and duration > 0:
-                # Nothing booked after ready (the usual case: the engine idles or the task
-                # follows the last one): start at once, merged with a block ending then.
-                busy = self.busy
-                end = ready + duration
-                if busy and busy[-1][1] == ready:
-                    busy[-1] = (busy[-1][0], end, 1)
-                else:
-                    busy.append((ready, end, 1))
-                self.horizon = end
-                return ready
-            return self._fit_one(ready, duration)
-        units = min(units, self.capacity)
-        if ready >= self.horizon:
-            start = ready
-        else:
-            candidates = sorted({ready} | {e for _, e, _ in self.busy if e > ready})
-            start = self.horizon
-            for c in candidates:
-                if self._usage_ok(c, c + max(duration, 1), units):
-                    start = c
-                    break
-        end = start + duration
-        if duration > 0:
-            self.busy.append((start, end, units))
-            if end > self.horizon:
-                self.horizon = end
-        return start
-
-    def _fit_one(self, ready: int, duration: int) -> int:
-        """``fit`` for one unit: the first gap of ``max(duration, 1)`` ns from ``ready``."""
-        busy = self.busy
-        need = max(duration, 1)
-        start = ready
-        j = bisect_right(busy, ready, key=_END_OF)  # the first block that ends after ready
-        while j < len(busy):
-            s, e, _ = busy[j]
-            if s >= start + need:
-                break
-            start = max(start, e)
-            j += 1
-        if duration > 0:
-            # Every block before j ends by ``start``; block j starts at or after the end.
-            end = start + duration
-            if j and busy[j - 1][1] == start:
-                j -= 1
-                start_merged = busy.pop(j)[0]
-            else:
-                start_merged = start
-            if j < len(busy) and busy[j][0] == end:
-                end = busy.pop(j)[1]
-            busy.insert(j, (start_merged, end, 1))
-            if end > self.horizon:
-                self.horizon = end
-        return start
-
-    def prune(self, before: int) -> None:
-        """Forget intervals that end at or before ``before`` (no task can start earlier)."""
-        if len(self.busy) > 32:
-            self.busy = [b for b in self.busy if b[1] > before]
-
-
-#: An interval's end (a C-level key for bisect).
-_END_OF = itemgetter(1)
 
 
 # ================================================================== tasks in virtual time
@@ -144,10 +43,15 @@ def number(s: Session, t: Task) -> None:
     nothing: it takes 1 ns, not the cost of its count (which must not hold the engine or
     push the clock out by years; a start before the end keeps the effect order).
     """
-    for a in t.accesses:
-        if a.offset + a.length > a.region.size:
+    if type(t) is CopyTask:
+        n = t.nbytes
+        if t.src_off + n > t.src.size or t.dst_off + n > t.dst.size:
             t.duration = min(t.duration, 1)
-            break
+    else:
+        for a in t.accesses:
+            if a.offset + a.length > a.region.size:
+                t.duration = min(t.duration, 1)
+                break
     t.id = s.task_count
     s.task_count += 1
 
@@ -161,7 +65,6 @@ def submit(s: Session, t: Task) -> None:
     """
     st = t.stream
     assert st is not None
-    st.last_task = t
     number(s, t)
     kind = t.kind
     if st.pending or st.blocked_by is not None:
@@ -180,6 +83,38 @@ def submit(s: Session, t: Task) -> None:
     st.pending.append(t)
     if st not in s.blocked_streams:
         s.blocked_streams.append(st)
+
+
+def submit_copy(s: Session, t: CopyTask) -> None:
+    """``submit`` for a copy on a stream, placed at once unless tasks wait in front of it.
+
+    A copy is the commonest task and the simplest to place: no event, no callback, one unit
+    of its engine. Its placement here is ``place``'s engine case written out for it (same
+    ready time, same ``Resource.fit``, one heap entry for its start, announced with its
+    times); ``place`` places it instead when it was queued.
+    """
+    st = t.stream
+    assert st is not None
+    number(s, t)
+    if st.pending or st.blocked_by is not None:
+        s.hooks.on_task(t)
+        st.pending.append(t)
+        if st not in s.blocked_streams:
+            s.blocked_streams.append(st)
+        return
+    ready = t.submit + s.profile.launch_latency_ns
+    if st.tail_end > ready:
+        ready = st.tail_end
+    res = st.engines[t.engine]
+    if len(res.busy) > 64:
+        res.prune(min((x.clock for x in s.thread_list if x.alive), default=0))
+    t.start = start = res.fit(ready, t.duration)
+    t.end = st.tail_end = start + t.duration
+    seq = s.effect_seq
+    s.effect_seq = seq + 1
+    heappush(s.effects, (start, _START, seq, t))
+    s.hooks.on_task(t)
+    s.progress += 1
 
 
 def pump(s: Session) -> None:
@@ -243,7 +178,7 @@ def place(s: Session, t: Task, first: bool = False) -> bool:
         t.start = start = res.fit(ready, t.duration, t.units)
         t.end = start + t.duration
     st.tail_end = t.end
-    if t.accesses:
+    if type(t) is CopyTask or t.accesses:
         # Only the start is queued: ``advance`` queues the end once the start is applied,
         # or applies it at once when nothing else comes first (the usual case).
         seq = s.effect_seq
@@ -362,39 +297,40 @@ def effect_end(s: Session, t: Task) -> None:
     t.payload = None
 
 
-def copy_start_plain(s: Session, t: Task) -> bool:
-    """A copy's start (``effect_start`` for its two accesses, the source then the
-    destination) when nothing about it is out of the ordinary; False, having done nothing,
-    for anything else (a freed or raw region, a range past the end, a destination that can
-    refuse a write, a failed task), which ``effect_start`` handles."""
-    src, dst = t.accesses
-    rs = src.region
-    rd = dst.region
-    off = src.offset
-    n = src.length
+def copy_start_plain(s: Session, t: CopyTask) -> bool:
+    """A copy's start (``effect_start``: it reads its source) when nothing about it is out
+    of the ordinary; False, having done nothing, for anything else (a freed or raw region,
+    a range past the end, a destination that can refuse a write, a failed task), which
+    ``effect_start`` handles."""
+    rs = t.src
+    rd = t.dst
+    off = t.src_off
+    n = t.nbytes
     if (t.status or not rs.live or not rd.live or rs.raw or rd.raw or rd.read_only
-            or rd.obj is not None or off + n > rs.size or dst.offset + n > rd.size):
+            or rd.obj is not None or off + n > rs.size or t.dst_off + n > rd.size):
         return False
     written = rs.written
     if written is not None:
         missing = rs.unwritten(off, off + n)
         if missing:
             s.hooks.on_uninit(t, rs, missing, first_unwritten(written, off))
-    t.payload = rs.buf[off:off + n].tobytes()
+    mv = rs.mv
+    if mv is None:
+        mv = rs.mv = rs.buf.data.cast("B")
+    t.payload = mv[off:off + n].tobytes()
     return True
 
 
-def copy_end_plain(s: Session, t: Task) -> bool:
+def copy_end_plain(s: Session, t: CopyTask) -> bool:
     """A copy's end (``effect_end``: its bytes land, ``MemorySystem.write`` guarding a
     destination that may refuse) when its start read them and the destination is live;
     False, having done nothing, otherwise."""
     data = t.payload
-    dst = t.accesses[1]
-    rd = dst.region
+    rd = t.dst
     if t.status or data is None or not rd.live:
         return False
-    MemorySystem.write(rd, dst.offset, data)
-    s.hooks.on_landed(t, rd, dst.offset, data)
+    MemorySystem.write(rd, t.dst_off, data)
+    s.hooks.on_landed(t, rd, t.dst_off, data)
     t.payload = None
     return True
 
@@ -431,21 +367,18 @@ def advance(s: Session, t: int) -> None:
     eff = s.effects
     while eff and eff[0][0] <= t:
         _, phase, seq, task = heappop(eff)
-        if not phase:
-            if not (task.copy and copy_end_plain(s, task)):
-                effect_end(s, task)
-            continue
-        if not (task.copy and copy_start_plain(s, task)):
-            effect_start(s, task)
-        end = task.end
-        # The end is the next effect in (time, phase, sequence) order when it is due and
-        # sorts before the heap's head: it is applied now instead of a push and a pop. The
-        # order is the one two heap entries give (sequence numbers are unique).
-        if end <= t and (not eff or (end, _END, seq) < eff[0]):
-            if not (task.copy and copy_end_plain(s, task)):
-                effect_end(s, task)
-        else:
-            heappush(eff, (end, _END, seq, task))
+        if phase:
+            if not (type(task) is CopyTask and copy_start_plain(s, task)):
+                effect_start(s, task)
+            end = task.end
+            # The end is the next effect in (time, phase, sequence) order when it is due
+            # and sorts before the heap's head: it is applied now instead of a push and a
+            # pop. The order is the one two heap entries give (sequence numbers are unique).
+            if end > t or (eff and eff[0] < (end, _END, seq)):
+                heappush(eff, (end, _END, seq, task))
+                continue
+        if not (type(task) is CopyTask and copy_end_plain(s, task)):
+            effect_end(s, task)
     if t > s.applied_ns:
         s.applied_ns = t
 

@@ -51,6 +51,7 @@ from typing import Any
 import numpy as np
 
 from ..runtime.hooks import HOOK_NAMES
+from ..runtime.objects import CopyTask
 from . import schema
 from .schema import (
     ARG_BOOL,
@@ -644,22 +645,20 @@ class Recorder:
                                 event.oid if event is not None else -1, t.pinned)
         tasks.n += 1
         acc = self._acc
-        rows = self._region_rows
-        nrows = len(rows)
-        accesses = t.accesses
-        if len(accesses) == 2:  # a copy: both rows in one pack
-            a, b = accesses
+        if type(t) is CopyTask:  # its read and write rows in one pack, from its fields
+            rows = self._region_rows
+            nrows = len(rows)
             tid = t.id
-            ra = a.region.id
-            rb = b.region.id
-            acc.buf += self._two_accesses(tid, rows[ra] if 0 <= ra < nrows else -1, a.offset,
-                                          a.length, a.write, tid,
-                                          rows[rb] if 0 <= rb < nrows else -1, b.offset,
-                                          b.length, b.write)
+            ra = t.src.id
+            rb = t.dst.id
+            n = t.nbytes
+            acc.buf += self._two_accesses(tid, rows[ra] if 0 <= ra < nrows else -1, t.src_off,
+                                          n, False, tid, rows[rb] if 0 <= rb < nrows else -1,
+                                          t.dst_off, n, True)
             acc.n += 2
             return
         alloc_row = self.alloc_row
-        for a in accesses:
+        for a in t.accesses:
             acc.buf += acc.pack(t.id, alloc_row(a.region.id), a.offset, a.length, a.write)
             acc.n += 1
 

@@ -27,7 +27,7 @@ import pytest
 import acl_lab
 from acl_lab.constants import ACL_MEM_MALLOC_NORMAL_ONLY, ACL_MEMCPY_HOST_TO_DEVICE, ACL_SUCCESS
 from acl_lab.runtime.memory import _Extents
-from acl_lab.runtime.scheduler import Resource
+from acl_lab.runtime.resources import Resource
 from acl_lab.runtime.session import Session
 
 pytestmark = pytest.mark.timeout(240)

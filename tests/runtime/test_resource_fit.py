@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from acl_lab.runtime.scheduler import Resource
+from acl_lab.runtime.resources import Resource
 
 
 @pytest.mark.parametrize("seed", range(20))
