@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import threading
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import cached_property
 from typing import Any
 
@@ -204,6 +204,8 @@ class Task:
     inputs: list[bytes] | None = None
     #: a label for the timeline (op type or model name)
     label = ""
+    #: the region ranges the task reads and writes, in order (``add_access``); none by default
+    accesses: Sequence[Access] = ()
     reason = ""
     status = 0
     units = 1
@@ -220,7 +222,6 @@ class Task:
         self.submit = submit
         self.engine = engine
         self.duration = duration
-        self.accesses: list[Access] = []
         self.device = stream.device if stream is not None else -1
 
     @property
@@ -230,7 +231,7 @@ class Task:
 
     def add_access(self, region: Region, offset: int, length: int, write: bool) -> None:
         """Add a region range this task reads (``write`` False) or writes."""
-        self.accesses.append(Access(region, offset, length, write))
+        self.accesses = [*self.accesses, Access(region, offset, length, write)]
 
 
 class CopyTask(Task):
@@ -245,13 +246,7 @@ class CopyTask(Task):
     def __init__(self, kind: TaskKind, stream: Stream | None, call: int, submit: int,
                  engine: Engine, duration: int, src: Region, src_off: int, dst: Region,
                  dst_off: int, nbytes: int) -> None:
-        self.kind = kind
-        self.stream = stream
-        self.call = call
-        self.submit = submit
-        self.engine = engine
-        self.duration = duration
-        self.device = stream.device if stream is not None else -1
+        Task.__init__(self, kind, stream, call, submit, engine, duration)
         self.src = src
         self.src_off = src_off
         self.dst = dst
@@ -259,7 +254,7 @@ class CopyTask(Task):
         self.nbytes = nbytes
 
     @cached_property
-    def accesses(self) -> list[Access]:  # type: ignore[override]
+    def accesses(self) -> Sequence[Access]:  # type: ignore[override]
         """The source read and the destination write, as ``Access`` objects."""
         return [Access(self.src, self.src_off, self.nbytes, False),
                 Access(self.dst, self.dst_off, self.nbytes, True)]
