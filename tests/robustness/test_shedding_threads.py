@@ -48,12 +48,28 @@ def run(program: Callable[[ModuleType, Session], int], **kwargs: Any) -> tuple[T
     return ceiling_run(program, watchdog=30.0, **kwargs)
 
 
-def race_keys(trace: Trace) -> set[tuple[frozenset[tuple[str, int]], tuple[str, int], str]]:
-    """Each race finding as (its two lines, unordered; the buffer's line; the hazard)."""
+#: The two orders of an unordered read and write, as one hazard (``race_keys(order=False)``).
+READ_WRITE = {"read-after-write": "read-write", "write-after-read": "read-write"}
+
+
+def race_keys(trace: Trace, order: bool = True
+              ) -> set[tuple[frozenset[tuple[str, int]], tuple[str, int], str]]:
+    """Each race finding as (its two lines, unordered; the buffer's line; the hazard).
+
+    ``order=False`` names a read and a write that nothing orders "read-write" whichever ran
+    first. Between two host threads that order is the interleaving's: a report thread that
+    wakes late finds several callbacks queued and runs them back to back on its clock, and
+    threads that copy through one engine book it in the order their calls arrive. So a
+    separate run of the same program may put the read before the write or after it; the
+    race itself is in every run. Seen: 1 run in about 20 under load gave write-after-read
+    where the others gave read-after-write.
+    """
     out = set()
     for f in trace.findings():
         if f.kind == "race":
             hazard = f.message.split("(", 1)[1].split(")", 1)[0]
+            if not order:
+                hazard = READ_WRITE.get(hazard, hazard)
             out.add((frozenset(f.sites[:2]), f.sites[2], hazard))
     return out
 
@@ -236,10 +252,14 @@ def test_the_limit_holds_with_callbacks(nested: bool) -> None:
     # depends on how the report thread's polls fall): bounded by one count for both runs
     for t, n in ((shed, iterations), (longer, 2 * iterations)):
         assert t.tasks.rows - n <= OTHER_TASKS_KEPT < 2 * iterations
-    want = race_keys(full)
+    # The runs are separate, and with ``nested`` the report thread's copy and the main
+    # thread's next H2D are a read and a write that only the threads' interleaving orders:
+    # the races compare without that order (``race_keys``).
+    want = race_keys(full, order=False)
     # the host copy against the D2H copies (write-write) and against the H2D copies
-    # (read-after-write); with ``nested`` the callback's copy against the next H2D too
-    assert sorted(h for _, _, h in want) == ["read-after-write"] * (2 if nested else 1) + [
+    # (read and write); with ``nested`` the callback's copy against the next H2D too
+    assert sorted(h for _, _, h in want) == ["read-write"] * (2 if nested else 1) + [
         "write-write"]
-    assert race_keys(shed) == want
-    assert race_keys(longer) == race_keys(run(callbacks(2 * iterations, nested))[0])
+    assert race_keys(shed, order=False) == want
+    assert race_keys(longer, order=False) == race_keys(
+        run(callbacks(2 * iterations, nested))[0], order=False)
