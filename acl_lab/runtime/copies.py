@@ -3,8 +3,8 @@
 Functions of the session, like every subsystem module of the runtime. A copy resolves each
 pointer once (``MemorySystem.find``: one dict lookup for the start of an allocation), checks
 what real ACL checks, and becomes one ``CopyTask`` (a read and a write): on a stream
-(``scheduler.submit_copy``) or run at once (``scheduler.run_sync``). Its bytes move in virtual-time
-order (``scheduler.effect_start`` / ``effect_end``).
+(``scheduler.submit``) or run at once (``scheduler.run_sync``). Its bytes move in
+virtual-time order (``scheduler.effect_start`` / ``effect_end``).
 
 ``memcpy_async`` is the hot path of most programs: the rare cases (pageable or misaligned
 memory, a kind that disagrees with the pointers, an over-read, a read-only destination) are
@@ -21,7 +21,7 @@ from .costs import MEMSET_ENGINE, copy_cost, memset_cost
 from .errors import AccessError, AclError
 from .memory import DEVICE, DVPP, HOST_PAGEABLE, HOST_PINNED, KIND_NAMES, Region
 from .objects import CopyTask, Stream, Task
-from .scheduler import TaskKind, run_sync, submit, submit_copy
+from .scheduler import TaskKind, run_sync, submit
 
 if TYPE_CHECKING:
     from .objects import HostThread
@@ -246,7 +246,7 @@ def memcpy_async(s: Session, th: HostThread, cid: int, dst: int, dest_max: int, 
                  dst - rd.addr, count)
     if not pinned:
         t.pinned = False
-    submit_copy(s, t)
+    submit(s, t)
 
 
 def _note_misaligned(s: Session, cid: int, dst: int, rd: Region, src: int,

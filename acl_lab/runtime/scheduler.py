@@ -85,38 +85,6 @@ def submit(s: Session, t: Task) -> None:
         s.blocked_streams.append(st)
 
 
-def submit_copy(s: Session, t: CopyTask) -> None:
-    """``submit`` for a copy on a stream, placed at once unless tasks wait in front of it.
-
-    A copy is the commonest task and the simplest to place: no event, no callback, one unit
-    of its engine. Its placement here is ``place``'s engine case written out for it (same
-    ready time, same ``Resource.fit``, one heap entry for its start, announced with its
-    times); ``place`` places it instead when it was queued.
-    """
-    st = t.stream
-    assert st is not None
-    number(s, t)
-    if st.pending or st.blocked_by is not None:
-        s.hooks.on_task(t)
-        st.pending.append(t)
-        if st not in s.blocked_streams:
-            s.blocked_streams.append(st)
-        return
-    ready = t.submit + s.profile.launch_latency_ns
-    if st.tail_end > ready:
-        ready = st.tail_end
-    res = st.engines[t.engine]
-    if len(res.busy) > 64:
-        res.prune(min((x.clock for x in s.thread_list if x.alive), default=0))
-    t.start = start = res.fit(ready, t.duration)
-    t.end = st.tail_end = start + t.duration
-    seq = s.effect_seq
-    s.effect_seq = seq + 1
-    heappush(s.effects, (start, _START, seq, t))
-    s.hooks.on_task(t)
-    s.progress += 1
-
-
 def pump(s: Session) -> None:
     """Place every pending head that can be placed, until nothing changes."""
     blocked = s.blocked_streams
@@ -146,7 +114,13 @@ def place(s: Session, t: Task, first: bool = False) -> bool:
     if st.tail_end > ready:
         ready = st.tail_end
     kind = t.kind
-    if kind == _WAIT:
+    if t.engine != _NO_ENGINE:  # device work (copies first of all): its engine's next fit
+        res = st.engines[t.engine]
+        if len(res.busy) > 64:
+            res.prune(min((x.clock for x in s.thread_list if x.alive), default=0))
+        t.start = start = res.fit(ready, t.duration, t.units)
+        t.end = start + t.duration
+    elif kind == _WAIT:
         done = wait_resolves_at(t, ready)
         if done is None:
             return False
@@ -169,14 +143,8 @@ def place(s: Session, t: Task, first: bool = False) -> bool:
             s.hooks.on_task_placed(t)
             s.progress += 1
             return True
-    elif t.engine == _NO_ENGINE:
-        t.start, t.end = ready, ready + t.duration
     else:
-        res = st.engines[t.engine]
-        if len(res.busy) > 64:
-            res.prune(min((x.clock for x in s.thread_list if x.alive), default=0))
-        t.start = start = res.fit(ready, t.duration, t.units)
-        t.end = start + t.duration
+        t.start, t.end = ready, ready + t.duration
     st.tail_end = t.end
     if type(t) is CopyTask or t.accesses:
         # Only the start is queued: ``advance`` queues the end once the start is applied,
