@@ -124,8 +124,7 @@ class Region:
         self.pool = pool
         self.accounted = accounted
         self.buf = buf
-        #: a flat memoryview of ``buf``, made by the first ``MemorySystem.write`` (a slice
-        #: assignment through it costs a third of one through the array)
+        #: a flat memoryview of ``buf`` (``MemorySystem.view`` makes it on first use)
         self.mv: memoryview | None = None
         self.alloc_call = alloc_call
         self.ctx = ctx
@@ -217,17 +216,19 @@ class _Index:
         self.at: dict[int, Region] = {} if at is None else at
 
     def add(self, r: Region, per_start: int = 0) -> None:
-        """Index ``r`` (after the regions that start where it starts); with ``per_start``,
-        the oldest regions of that start beyond ``per_start`` leave the index."""
+        """Index ``r`` (after the regions that start where it starts). With ``per_start``
+        (the graveyard, which ``find_freed`` only bisects) the oldest regions of that start
+        beyond ``per_start`` leave the index, and ``at`` is not kept."""
         i = bisect_right(self.starts, r.addr)
         self.starts.insert(i, r.addr)
         self.regions.insert(i, r)
-        self.at[r.addr] = r
-        if per_start:
-            first = bisect_left(self.starts, r.addr)
-            if i + 1 - first > per_start:
-                del self.starts[first]
-                del self.regions[first]
+        if not per_start:
+            self.at[r.addr] = r
+            return
+        first = bisect_left(self.starts, r.addr)
+        if i + 1 - first > per_start:
+            del self.starts[first]
+            del self.regions[first]
 
     def remove(self, r: Region) -> None:
         i = bisect_right(self.starts, r.addr) - 1
@@ -604,7 +605,8 @@ class MemorySystem:
         #: live regions by id (in id order); a freed or dropped one leaves, so a long
         #: malloc/free loop holds only what is live (and what the graveyard keeps)
         self.live: dict[int, Region] = {}
-        #: freed regions, at most ``FREED_PER_START`` per start address (see ``find_freed``)
+        #: freed regions, at most ``FREED_PER_START`` per start address, bisected by
+        #: ``find_freed`` (so it keeps no start map: ``_Index.add``)
         self.graveyard = _Index()
         self.pinned_used = 0
         self._pageable: OrderedDict[int, Region] = OrderedDict()
@@ -972,6 +974,15 @@ class MemorySystem:
         """Copy ``nbytes`` bytes out of a region."""
         return r.buf[offset:offset + nbytes].copy()
 
+    @staticmethod
+    def view(r: Region) -> memoryview:
+        """``r``'s bytes as a flat memoryview, made on first use and kept (``Region.mv``):
+        a slice of it reads or writes at a third of the cost of one of the array."""
+        mv = r.mv
+        if mv is None:
+            mv = r.mv = r.buf.data.cast("B")
+        return mv
+
     @classmethod
     def write(cls, r: Region, offset: int, data: bytes) -> None:
         """Write bytes into a region and mark them initialised.
@@ -983,10 +994,7 @@ class MemorySystem:
         if r.read_only or r.obj is not None:  # only these can be refused (``may_write``)
             cls._guard_write(r)
         n = len(data)
-        mv = r.mv
-        if mv is None:
-            mv = r.mv = r.buf.data.cast("B")
-        mv[offset:offset + n] = data
+        cls.view(r)[offset:offset + n] = data
         if r.written is not None:
             r.mark_written(offset, offset + n)
 

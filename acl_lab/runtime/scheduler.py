@@ -222,9 +222,9 @@ def effect_start(s: Session, t: Task) -> None:
                     s.hooks.on_uninit(t, r, missing, first_unwritten(r.written, off))
             if kernel:
                 assert t.inputs is not None
-                t.inputs.append(r.buf[off:off + a.length].tobytes())
+                t.inputs.append(MemorySystem.view(r)[off:off + a.length].tobytes())
             elif t.payload is None:
-                t.payload = r.buf[off:off + a.length].tobytes()
+                t.payload = MemorySystem.view(r)[off:off + a.length].tobytes()
 
 
 def effect_end(s: Session, t: Task) -> None:
@@ -282,10 +282,7 @@ def copy_start_plain(s: Session, t: CopyTask) -> bool:
         missing = rs.unwritten(off, off + n)
         if missing:
             s.hooks.on_uninit(t, rs, missing, first_unwritten(written, off))
-    mv = rs.mv
-    if mv is None:
-        mv = rs.mv = rs.buf.data.cast("B")
-    t.payload = mv[off:off + n].tobytes()
+    t.payload = MemorySystem.view(rs)[off:off + n].tobytes()
     return True
 
 

@@ -28,6 +28,7 @@ def test_a_malloc_free_loop_keeps_a_bounded_graveyard(ready: ModuleType,
     # the newest freed ones stay, for find_freed; the others are gone
     assert regions() - before <= FREED_PER_START
     assert len(session.memory.graveyard.regions) <= FREED_PER_START
+    assert not session.memory.graveyard.at  # find_freed bisects: no start map is kept
     assert not any(r.kind == 0 for r in session.memory.live.values())  # no device region
     assert session.memory.region_count >= 500  # ids still count every region
 
