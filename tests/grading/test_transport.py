@@ -27,6 +27,7 @@ import numpy as np
 import pytest
 
 import acl_lab
+from acl_lab import Session
 from acl_lab.acl._boundary import InProcess, current_transport, set_transport
 from acl_lab.constants import (
     ACL_ERROR_RT_PARAM_INVALID,
@@ -157,6 +158,21 @@ def test_default_transport_is_in_process_and_switching_rebinds_every_function(
     assert isinstance(current_transport(), InProcess)
     names = call_names(server_trace(tmp_path))
     assert names[:2] == ["acl.rt.get_run_mode", "acl.init"]
+
+
+def test_a_function_held_before_the_switch_follows_it(tmp_path: Path) -> None:
+    """``set_transport`` changes the code of the wrappers a program already holds
+    (``from acl.rt import get_run_mode`` before the switch), not only the module's names:
+    the held function's call reaches the server, and after the switch back it runs here."""
+    from acl_lab.acl.rt import get_run_mode
+    with Session() as here:
+        acl_lab.install(here)
+        with piped(tmp_path):
+            assert get_run_mode() == (1, 0)
+        assert get_run_mode() == (1, 0)
+        assert "acl.rt.get_run_mode" in call_names(here.trace())
+        acl_lab.uninstall()
+    assert call_names(server_trace(tmp_path)) == ["acl.rt.get_run_mode"]
 
 
 def test_calls_are_recorded_at_the_learners_line(tmp_path: Path) -> None:
