@@ -37,7 +37,9 @@ set_recorder_factory(_recorder)
 
 
 def install(session: Session | None = None) -> ModuleType:
-    """Make ``import acl`` (and ``acl.rt``, ``acl.util``, ...) resolve to the emulator.
+    """Make ``import acl`` (and ``acl.rt``, ``acl.util``, ...) resolve to the emulator, and
+    put the program's threads under the host schedule (``acl_lab.pythreads``: threading,
+    queue and time).
 
     Args:
         session: bind this Session for the calls (default: the current one, created on
@@ -47,9 +49,11 @@ def install(session: Session | None = None) -> ModuleType:
         The emulated ``acl`` module.
     """
     from . import acl as emulated
+    from . import pythreads
 
     if session is not None:
         set_current_session(session)
+    pythreads.install()  # the program's threads take turns in the host schedule
     sys.modules["acl"] = emulated
     for sub in emulated.SUBMODULES:
         sys.modules[f"acl.{sub}"] = getattr(emulated, sub)
@@ -61,11 +65,15 @@ def install(session: Session | None = None) -> ModuleType:
 
 
 def uninstall() -> None:
-    """Remove the ``import acl`` redirection that ``install`` made."""
+    """Remove the ``import acl`` redirection that ``install`` made, and give ``threading``,
+    ``queue`` and ``time`` back their own primitives."""
+    from . import pythreads
+
     for name in [n for n in sys.modules if n == "acl" or n.startswith("acl.")]:
         mod = sys.modules[name]
         if getattr(mod, "__name__", "").startswith("acl_lab."):
             del sys.modules[name]
+    pythreads.uninstall()
 
 
 def findings(trace: Trace) -> list[Finding]:

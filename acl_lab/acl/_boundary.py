@@ -32,12 +32,15 @@ from __future__ import annotations
 import inspect
 import operator
 import sys
+import threading as _threading
 from collections.abc import Callable
 from functools import wraps
 from types import CodeType, FunctionType
 from typing import Any, TypeVar
 
 from ..constants import ErrorCode
+from ..runtime import hostsched as _hostsched
+from ..runtime import pysync as _pysync
 from ..runtime import scheduler
 from ..runtime import session as _sessions
 from ..runtime.errors import AclError
@@ -51,6 +54,9 @@ PLAIN = 0
 LAUNCH = 1
 
 _REGISTRY: dict[str, dict[str, Any]] = {}
+#: How the in-process transport names threads to the program's primitives (itself).
+_IN_PROCESS_NAMES = _pysync.Resolver()
+_EXITED = _hostsched.EXITED
 #: Marks a positional argument the caller did not pass (generated wrappers only).
 _MISSING = object()
 _MASK64 = (1 << 64) - 1
@@ -262,6 +268,25 @@ class Transport:
         None (the default) when the wrapper is to call ``bind``'s function instead."""
         return None
 
+    # The host schedule's side of the program's Python primitives (``acl_lab.pythreads``):
+    # the calling thread's token, whether turns can switch, and the host operations of
+    # ``runtime.pysync.handle``.
+    def host_thread(self) -> Any | None:
+        """The calling thread's token in the host schedule, or None when it takes no part
+        (no session, a thread outside the schedule, a schedule that ended): its primitives
+        then behave as the operating system's."""
+        return None
+
+    def host_multi(self) -> bool:
+        """Whether more than one thread takes part (a lone thread's operations that cannot
+        block need not be reported)."""
+        return False
+
+    def host(self, op: str, args: tuple[Any, ...], file: str, line: int) -> Any:
+        """Carry out host operation ``op`` (``runtime.pysync.handle``) for the calling
+        thread, made at the program's ``file``:``line``."""
+        raise NotImplementedError
+
 
 class InProcess(Transport):
     """The default transport: run the implementation on this process's Session.
@@ -290,6 +315,8 @@ class InProcess(Transport):
             return {spec.shape}
     with s.lock:
         th = getattr(s.tls, "th", None) or s.thread()
+        if s.sched.multi and th.controlled:
+            POINT(s, th)
         cid = s.call_count
         s.call_count = cid + 1
         start = th.clock
@@ -310,17 +337,55 @@ class InProcess(Transport):
         if eff and eff[0][0] <= th.clock:
             ADVANCE(s, th.clock)
         s.hooks.on_call_end(cid, th.clock, ret)
+        if not th.controlled and s.sched.running is None:
+            KICK(s)  # a thread outside the schedule may have ended a wait
         if s.interrupt_pending:
             s.deliver_interrupt()
     return {spec.shape}
 """
         env: dict[str, Any] = {"NAME": spec.name, "FMT": spec.fmt,
                                "_current": current_session, "_SESSIONS": _sessions,
+                               "POINT": _hostsched.point, "KICK": _hostsched.kick,
                                "AclError": AclError,
                                "IMPL": spec.impl, "ADVANCE": scheduler.advance,
                                "DEFAULT": spec.default,
                                "AFTER_EXIT": _after_exit_code(spec.name)}
         return body, env
+
+    def host_thread(self) -> Any | None:
+        """The calling thread's HostThread when it takes part in the schedule (see
+        ``Transport.host_thread``); registers a thread of the program on first use."""
+        s = _sessions._current
+        if s is None or s.sched.closed:
+            return None
+        th = getattr(s.tls, "th", None)
+        if th is None:
+            t = _threading.current_thread()
+            if getattr(t, "_acl_lab_external", False) or (
+                    t is not s.sched.owner and t not in s.threads
+                    and t in s.background_threads):
+                return None
+            with s.lock:
+                th = s.thread()
+        return th if th.controlled and th.turn != _EXITED else None
+
+    def host_multi(self) -> bool:
+        """Whether several threads take part in the current session's schedule."""
+        s = _sessions._current
+        return s is not None and s.sched.multi
+
+    def host(self, op: str, args: tuple[Any, ...], file: str, line: int) -> Any:
+        """Run host operation ``op`` on the current session (``runtime.pysync.handle``); an
+        operation left over from a session that ended (a thread still running after it) is
+        answered without touching the current one (``pysync.late``)."""
+        s = _sessions._current
+        if s is None:
+            return _pysync.late(op)
+        with s.lock:
+            th = getattr(s.tls, "th", None) or s.threads.get(_threading.current_thread())
+            if th is None:
+                return _pysync.late(op)
+            return _pysync.handle(s, th, op, args, file, line, _IN_PROCESS_NAMES)
 
     def bind(self, spec: ApiSpec) -> Callable[[tuple[Any, ...], str, int], Any]:
         """The in-process call of ``spec`` as a function of its own (for callers that hold

@@ -157,7 +157,7 @@ def start_thread(s: S, th: HostThread, cid: int, fn: Any, args: Any) -> int:
     Differs from real ACL: a Python daemon thread instead of a pthread; the tid is its
     ``threading`` ident (on Linux CPython that is the pthread_t).
     """
-    return threads.start_thread(s, th, fn, args)
+    return threads.start_thread(s, th, cid, fn, args)
 
 
 @acl_api("acl.util.stop_thread", "stop_thread", "k")

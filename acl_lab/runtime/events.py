@@ -147,7 +147,8 @@ def synchronize(s: Session, th: HostThread, cid: int, ev: int, timeout_ns: int) 
 
     waits.block(s, th, cid, done, lambda: waits.needs_for_task(s, rec, th),
                 f"{e.label()} to complete", timeout_ns,
-                ErrorCode.ACL_ERROR_RT_EVENT_SYNC_TIMEOUT)
+                ErrorCode.ACL_ERROR_RT_EVENT_SYNC_TIMEOUT,
+                lambda: rec.end + s.profile.sync_wake_ns, waits.SYNC_EVENT)
     if rec.end > th.clock:
         if timeout_ns >= 0 and rec.end > start + timeout_ns:
             th.clock = start + timeout_ns

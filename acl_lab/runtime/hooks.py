@@ -89,6 +89,12 @@ class TraceHooks(Protocol):
         """A stream_wait_event task waits for that event record task."""
         return None
 
+    def on_host_edge(self, src_call_id: int, dst_call_id: int, kind: int, /) -> None:
+        """Two host threads are ordered: everything the thread of call ``src_call_id`` did up
+        to it happens before call ``dst_call_id`` of another thread (``kind``: a
+        ``HostEdge``: a thread's start, a join, a lock, an event, a queue item, ...)."""
+        return None
+
     def on_sync(self, call_id: int, kind: int, target_oid: int, start_ns: int, end_ns: int,
                 /) -> None:
         """A host wait of ``kind`` (a ``SyncKind``) on ``target_oid`` (``-1``: none) ran from

@@ -166,4 +166,38 @@ class Ending(_Kind):
     RECLAIMED = 1  # reset_device / finalize / the session's end took it back
 
 
-__all__ = ["AllocKind", "Ending", "Engine", "ObjectKind", "Pool", "SyncKind", "TaskKind"]
+
+@unique
+class Turn(_Kind):
+    """Where a host thread stands in the host schedule (``HostThread.turn``,
+    ``hostsched``); runtime state, not a trace column."""
+
+    NEW = 0        # registered, not yet decided (external or controlled)
+    RUNNING = 1    # its turn: running user code or inside a call
+    READY = 2      # waiting for its turn
+    BLOCKED = 3    # in a wait (``HostThread.sched_wait``)
+    OUTSIDE = 4    # stepped out (a kernel thread between cells): may act again at its clock
+    DETACHED = 5   # preempted by the fallback: runs outside the schedule until its next point
+    EXITED = 6     # ended
+    EXTERNAL = 7   # not controlled: never waits for a turn
+
+
+@unique
+class HostEdge(_Kind):
+    """What orders two host threads (the trace's ``host_edges.kind`` column): everything the
+    source thread did up to its ``src`` row happens before its ``dst`` row in the other
+    thread, and so before all that thread does after it."""
+
+    START = 0      # Thread.start / acl.util.start_thread -> the thread's first row
+    JOIN = 1       # a thread's end -> Thread.join / acl.util.stop_thread that saw it end
+    LOCK = 2       # Lock / RLock release -> a later acquire by another thread
+    EVENT = 3      # Event.set -> a wait (or is_set) that saw the flag
+    QUEUE = 4      # Queue.put -> the get that took that item
+    NOTIFY = 5     # Condition.notify -> the wait it woke
+    SEMAPHORE = 6  # Semaphore.release -> the acquire that took that count
+    BARRIER = 7    # a party's arrival -> every party's leaving
+    TASK_DONE = 8  # Queue.task_done -> the Queue.join it let go
+
+
+__all__ = ["AllocKind", "Ending", "Engine", "HostEdge", "ObjectKind", "Pool", "SyncKind",
+           "TaskKind", "Turn"]

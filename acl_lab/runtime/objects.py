@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from functools import cached_property
 from typing import Any
 
-from .kinds import Engine, TaskKind
+from .kinds import Engine, TaskKind, Turn
 from .memory import Region
 from .resources import Resource
 
@@ -24,33 +24,52 @@ NEW_MODE = 1
 
 
 class HostThread:
-    """A Python thread that called into the emulator: its clock and its current context."""
+    """A Python thread known to the emulator: its clock, its current context and its place in
+    the host schedule (``hostsched``).
 
-    __slots__ = ("clock", "closed_reported", "ctx", "device", "err_msg", "ident", "idx", "name",
-                 "pythread",
-                 "reports", "started_by_acl", "state", "subscriptions", "wait")
+    ``turn`` is a ``hostsched.Turn``; ``controlled`` tells whether it takes part in the
+    schedule (``sched_wait`` is its wait while ``BLOCKED``, ``cond`` where it sleeps until
+    its turn, ``prio`` its tie-break priority, ``permit`` a wake that came before its wait).
+    ``start_cid`` is the call that started it (``threading.Thread.start``,
+    ``acl.util.start_thread``; -1: unknown) and ``end_cid`` its ``threading.Thread.end`` row
+    once it ended, the ends of the happens-before edges of its start and of joins.
+    """
+
+    __slots__ = ("clock", "closed_reported", "cond", "controlled", "ctx", "device",
+                 "end_cid", "err_msg", "idx", "name", "permit", "prio", "pythread", "reports",
+                 "sched_wait", "start_cid", "started_by_acl", "subscriptions", "turn")
 
     def __init__(self, idx: int, pythread: threading.Thread, clock: int) -> None:
         self.idx = idx
-        self.ident = pythread.ident or 0
         self.name = pythread.name
         self.pythread = pythread
         self.clock = clock
         self.ctx: Context | None = None
         self.device = -1
         self.err_msg = ""
-        #: "running" (in user code), "blocked" (inside an emulator wait), "exited"
-        self.state = "running"
-        self.wait: Any = None
+        #: a ``hostsched.Turn`` (NEW: decided at the thread's first call)
+        self.turn: int = Turn.NEW
+        self.controlled = False
+        self.sched_wait: Any = None
+        self.cond: Any = None
+        self.prio = 0.0
+        self.permit = False
+        self.start_cid = -1
+        self.end_cid = -1
         self.subscriptions: list[Stream] = []
         self.reports: deque[Task] = deque()
         self.started_by_acl = False
         self.closed_reported = False
 
     @property
+    def ident(self) -> int:
+        """The thread's id as ``threading.get_ident()`` gives it (0 before it started)."""
+        return self.pythread.ident or 0
+
+    @property
     def alive(self) -> bool:
-        """True while the Python thread runs."""
-        return self.pythread.is_alive()
+        """True while the Python thread runs (or is about to: started, its turn not come)."""
+        return self.pythread.is_alive() or (self.controlled and self.turn == Turn.READY)
 
     def label(self) -> str:
         """How reports name this thread."""

@@ -68,6 +68,21 @@ class DeviceProfile:
     event_task_ns: int = 500
     #: time a host-callback task takes to hand its report to the subscribed thread
     callback_task_ns: int = 2_000
+    #: host cost of one operation on a Python threading or queue primitive under the host
+    #: scheduler (``hostsched``): an uncontended lock acquire or release in CPython takes
+    #: 50-100 ns, a ``queue.Queue`` put or get about 1 µs (its lock, deque and condition);
+    #: 200 ns is charged per operation, so that a thread spinning on ``Queue.empty()`` moves
+    #: through virtual time and lets the others run
+    py_sync_ns: int = 200
+    #: from ``Thread.start`` to the new thread's first line: ``pthread_create`` and the new
+    #: thread taking the GIL, tens of microseconds on Linux (CPython's own start waits for
+    #: the thread to signal that it runs, so the starter continues about as late)
+    thread_start_ns: int = 30_000
+    #: how much device task durations vary from run to run, as a share either way: PCIe DMA
+    #: and kernel times on a loaded system move by a few percent (clock boosts, contention
+    #: on the bus); a perturbed schedule (seed != 0, ``hostsched``) draws each task's
+    #: duration within it. An estimate, not a measured figure of the SoC.
+    jitter: float = 0.05
     #: limits from the CANN docs (C-doc 06/07): streams and events per device
     max_streams: int = 1024
     max_events: int = 1023

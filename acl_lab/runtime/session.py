@@ -17,9 +17,11 @@ virtual-time order: a task reads its inputs at its start and writes its outputs 
 the device is advanced to the caller's clock at the end of every API call, so a missing event
 wait gives a wrong result, the same one every run.
 
-Concurrency: one re-entrant lock guards everything; blocking waits release it through a
-condition variable. A wait that can never be satisfied raises ``DeadlockError`` at once when no
-thread that could help is still running, or after ``watchdog`` seconds without progress.
+Concurrency: one re-entrant lock guards everything. The program's host threads take turns
+(``hostsched``, the host scheduler ``sched``): one runs at a time, the others wait for their
+turn releasing the lock, and whose turn comes next is decided by the threads' virtual clocks
+and the session's seed, so threaded programs are as reproducible as single-threaded ones. A
+wait that can never be satisfied raises ``DeadlockError`` as soon as no thread can run.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from ..constants import ErrorCode
-from . import devices, scheduler, threads
+from . import devices, hostsched, rawsync, scheduler
 from .errors import AccessError, AclError, DeadlockError
 from .hooks import Hooks
 from .kinds import Ending
@@ -92,28 +94,6 @@ def current_session(create: bool = True) -> Session | None:
     return s
 
 
-_thread_join = threading.Thread.join
-
-
-def _join_noticed(self: threading.Thread, timeout: float | None = None) -> None:
-    """``threading.Thread.join``, then tell the current session who joined whom."""
-    _thread_join(self, timeout)
-    s = _current
-    if s is not None and not self.is_alive():
-        threads.note_join(s, self)
-
-
-def _notice_joins() -> None:
-    """Route plain ``Thread.join`` calls through ``_join_noticed`` (once per process).
-
-    A join is a host synchronisation the pyACL API never sees, yet after it the joiner's
-    calls really come after everything the joined thread did. Without it the virtual clocks
-    would show the main thread's teardown at the same time as its workers' last calls.
-    """
-    if threading.Thread.join is not _join_noticed:
-        threading.Thread.join = _join_noticed  # type: ignore[method-assign]
-
-
 def set_current_session(session: Session | None) -> Session | None:
     """Bind ``session`` as the one the pyACL layer uses; returns the previous one."""
     global _current
@@ -131,6 +111,14 @@ def _env_float(name: str, default: float) -> float:
         return float(os.environ.get(name, default))
     except ValueError:
         return default
+
+
+def _env_seed() -> int:
+    """``ACL_LAB_SEED`` as an int (0 when unset or not a number)."""
+    try:
+        return int(os.environ.get("ACL_LAB_SEED", "0"))
+    except ValueError:
+        return 0
 
 
 class Session:
@@ -159,12 +147,18 @@ class Session:
             512 MiB). Past three quarters of it the recorder leaves out successful calls that
             nothing else refers to and reports a ``trace_truncated`` finding; the rows every
             other finding needs are always kept.
+        seed: the host schedule's seed (env ``ACL_LAB_SEED``, default 0): 0 is the plain
+            schedule, any other seed a perturbed one that ``--seed`` replays (``hostsched``).
+        preempt_s: real seconds a thread may run without a scheduling point while others
+            wait for their turn before the scheduler's fallback preempts it (env
+            ``ACL_LAB_PREEMPT_MS``, default 1 s).
     """
 
     def __init__(self, profile: str | DeviceProfile | None = None, device_count: int = 1,
                  pageable_async: str = "async", watchdog: float | None = None,
                  record: bool = True, trace_limit_bytes: int | None = None,
-                 run_mode: str = "host") -> None:
+                 run_mode: str = "host", seed: int | None = None,
+                 preempt_s: float | None = None) -> None:
         self.profile = get_profile(profile)
         if run_mode not in RUN_MODES:
             raise ValueError("run_mode must be 'host' or 'device'")
@@ -182,8 +176,14 @@ class Session:
             raise ValueError("pageable_async must be 'async' or 'sync'")
         self.pageable_async = pageable_async
         self.watchdog = watchdog if watchdog is not None else _env_float("ACL_LAB_WATCHDOG", 5.0)
-        self.lock = threading.RLock()
+        self.lock = rawsync.RLock()
         self.cond = _Condition(self.lock)
+        if preempt_s is None:
+            preempt_s = _env_float("ACL_LAB_PREEMPT_MS", hostsched.DEFAULT_PREEMPT_S * 1e3) / 1e3
+        #: the host schedule (who runs when; see ``hostsched``)
+        self.sched = hostsched.HostScheduler(_env_seed() if seed is None else seed,
+                                             max(preempt_s, 0.01),
+                                             owner=threading.current_thread())
         self.hooks = Hooks()
         self.memory = MemorySystem(self.profile, device_count)
         self.devices = [Device(d, self.profile.copy_engines, self.profile.aicore_count)
@@ -240,9 +240,11 @@ class Session:
         self.close()
 
     def close(self) -> None:
-        """Stop accepting waits: blocked threads are released with a DeadlockError."""
+        """Stop accepting waits: blocked threads are released with a DeadlockError, and the
+        program's threads no longer take turns."""
         with self.lock:
             self.closed = True
+            hostsched.close(self)
             self.cond.notify_all()
 
     def trace(self) -> Any:
@@ -254,8 +256,13 @@ class Session:
 
     @property
     def background_threads(self) -> set[threading.Thread]:
-        """Threads that already ran when the session was made (not the program's)."""
+        """Threads that already ran when the session was made (not the program's), and
+        acl_lab's own threads (the scheduler's watchdog)."""
         return set(self._background)
+
+    def add_background(self, t: threading.Thread) -> None:
+        """Count ``t`` (a thread of acl_lab's own) among the background threads."""
+        self._background.add(t)
 
     def finish(self) -> Any:
         """End of the program: release what is still open (recorded as leaked) and freeze.
@@ -276,6 +283,7 @@ class Session:
                 self.api_exit(th, cid, 0)
             self.init_count = 0
             self.finalized = self.finished = True
+            hostsched.close(self)  # threads left over run on their own from here
             return self.trace()
 
     def thread(self) -> HostThread:
@@ -287,11 +295,11 @@ class Session:
         th = self.threads.get(me)
         if th is None:
             clock = max((t.clock for t in self.thread_list), default=0)
-            parent = self.acl_parent(me)
-            if parent is not None:
-                clock = parent["clock"]
-            th = self.register_thread(me, clock, parent is not None)
+            th = self.register_thread(me, clock, False)
         self.tls.th = th
+        if th.turn == hostsched.NEW:
+            with self.lock:
+                hostsched.decide(self, th)
         return th
 
     def acl_parent(self, t: threading.Thread) -> dict[str, Any] | None:
@@ -305,8 +313,6 @@ class Session:
 
     def register_thread(self, t: threading.Thread, clock: int, by_acl: bool) -> HostThread:
         """A new HostThread for the Python thread ``t`` (not registered yet)."""
-        if self.thread_list:
-            _notice_joins()  # a second host thread: joins now order virtual time
         th = HostThread(len(self.thread_list), t, clock)
         th.started_by_acl = by_acl
         self.threads[t] = th
@@ -369,11 +375,14 @@ class Session:
     # ================================================================== API bracket
     def api_enter(self, name: str, cost: int, args: tuple[Any, ...], fmt: str,
                   file: str, line: int) -> tuple[HostThread, int, int]:
-        """Start an API call: register it and charge the host cost to the caller's clock.
+        """Start an API call: a scheduling point (``hostsched.point``), then register the
+        call and charge the host cost to the caller's clock.
 
         ``acl._boundary.InProcess`` writes this and ``api_exit`` out in every generated
         call (the hot path); a change here goes there too."""
         th = getattr(self.tls, "th", None) or self.thread()
+        if self.sched.multi and th.controlled:
+            hostsched.point(self, th)
         cid = self.call_count
         self.call_count = cid + 1
         start = th.clock
@@ -388,6 +397,8 @@ class Session:
         if self.effects and self.effects[0][0] <= th.clock:
             scheduler.advance(self, th.clock)
         self.hooks.on_call_end(cid, th.clock, ret)
+        if not th.controlled and self.sched.running is None:
+            hostsched.kick(self)  # a thread outside the schedule may have ended a wait
         if self.interrupt_pending:
             self.deliver_interrupt()
 

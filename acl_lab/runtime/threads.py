@@ -10,13 +10,12 @@ user code and calls the API). A blocking callback holds its stream until it retu
 from __future__ import annotations
 
 import threading
-import time
 import traceback
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..constants import ErrorCode
-from . import costs, scheduler, streams, waits
+from . import costs, hostsched, pysync, rawsync, scheduler, streams, waits
 from .errors import AclError, DeadlockError
 from .kinds import Engine, TaskKind
 from .objects import HostThread, Task
@@ -24,8 +23,11 @@ from .objects import HostThread, Task
 if TYPE_CHECKING:
     from .session import Session
 
-#: What a thread in process_report is waiting for (its ``HostThread.wait`` label).
+#: What a thread in process_report is waiting for (its wait's label).
 REPORT_WAIT = "a callback report"
+#: The note (diagnostic kind) naming the thread a subscribe/unsubscribe_report is about:
+#: the trace records the ``tid`` the program passed, the checks need the thread.
+REPORT_THREAD_NOTE = "report_thread"
 
 
 # ------------------------------------------------------------------ callbacks
@@ -40,6 +42,7 @@ def subscribe_report(s: Session, th: HostThread, cid: int, tid: int, stream: int
                        f"{st.label()} is already subscribed by {st.subscriber.label()}")
     st.subscriber = target
     target.subscriptions.append(st)
+    s.diag(cid, REPORT_THREAD_NOTE, str(target.idx), level=0)  # for the ordering checks
 
 
 def unsubscribe_report(s: Session, th: HostThread, cid: int, tid: int, stream: int) -> None:
@@ -54,6 +57,7 @@ def unsubscribe_report(s: Session, th: HostThread, cid: int, tid: int, stream: i
                        f"{st.label()} is not subscribed by {target.label()}")
     st.subscriber = None
     target.subscriptions = [x for x in target.subscriptions if x is not st]
+    s.diag(cid, REPORT_THREAD_NOTE, str(target.idx), level=0)
 
 
 def thread_by_tid(s: Session, tid: int) -> HostThread:
@@ -94,7 +98,15 @@ def launch_callback(s: Session, th: HostThread, cid: int, fn: Callable[..., Any]
 
 
 def process_report(s: Session, th: HostThread, cid: int, timeout_ms: int) -> None:
-    """aclrtProcessReport: run the callbacks reported to this thread (one call drains)."""
+    """aclrtProcessReport: run the callbacks reported to this thread (one call drains).
+
+    As in the runtime (``ApiImpl::ProcessReport``, hicann/runtime
+    ``src/runtime/api/impl/api_impl.cc``): a thread with no subscription gets 107012 at once
+    (``GetGroupIdByThreadId``); otherwise it waits for a report (``CqReportIrqWait``) until
+    one comes or the timeout passes (107011), whatever happens to its subscriptions
+    meanwhile: an ``unsubscribe_report`` does not end the wait, so a thread in
+    ``process_report(-1)`` whose stream is unsubscribed waits forever.
+    """
     if timeout_ms == 0 or timeout_ms < -1:
         raise AclError(ErrorCode.ACL_ERROR_INVALID_PARAM,
                        f"timeout {timeout_ms} must be -1 (forever) or > 0 ms")
@@ -105,47 +117,23 @@ def process_report(s: Session, th: HostThread, cid: int, timeout_ms: int) -> Non
     start = th.clock
 
     def ready() -> bool:
-        return bool(th.reports) or not th.subscriptions
+        return bool(th.reports)
 
     def needs() -> waits.Needs:
+        if not th.subscriptions:
+            return [("none", f"process_report of {th.label()} waits for a callback report, "
+                             "but the thread is no longer subscribed to any stream "
+                             "(unsubscribe_report), so nothing can report to it")]
         return [("any", "process_report waits for callbacks launched on "
                         + ", ".join(st.label() for st in th.subscriptions))]
 
+    def delivered() -> int:
+        return th.reports[0].start + costs.callback_ns(s.profile) if th.reports else th.clock
+
     if not th.reports:
-        deadline = time.monotonic() + (timeout_ms / 1000 if timeout_ms > 0 else 1e9)
-        # A timed wait comes back by itself, so the thread still counts as running.
-        th.state = "blocked" if timeout_ms < 0 else "polling"
-        th.wait = (REPORT_WAIT, needs, ready)
-        s.cond.notify_all()
-        try:
-            while not ready():
-                if s.interrupt_pending:
-                    s.deliver_interrupt()
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    break
-                if timeout_ms < 0 and waits.stuck(s, th, needs()):
-                    raise waits.deadlock(s, th, cid, REPORT_WAIT, needs(),
-                                         waits.stuck(s, th, needs()))
-                if s.closed:
-                    # A timed poll is not stuck: on real hardware the process exits and the
-                    # polling thread dies with it (a video sample whose setup failed leaves
-                    # its process_report(100) loop running). End the thread without a
-                    # deadlock finding; an untimed wait is reported.
-                    raise waits.deadlock(s, th, cid, REPORT_WAIT, needs(),
-                                         "the session was closed while this thread waited",
-                                         quiet=timeout_ms >= 0)
-                s.cond.wait(min(left, 0.05))
-        finally:
-            th.state = "running"
-            th.wait = None
-            s.cond.notify_all()
-        if not th.reports:
-            frontier = max(t.clock for t in s.thread_list)
-            th.clock = max(th.clock, min(th.clock + timeout_ms * 1_000_000, frontier))
-            s.hooks.on_sync(cid, waits.SYNC_REPORT, -1, start, th.clock)
-            raise AclError(ErrorCode.ACL_ERROR_RT_REPORT_TIMEOUT,
-                           f"no callback arrived within {timeout_ms} ms")
+        timeout_ns = timeout_ms * 1_000_000 if timeout_ms > 0 else -1
+        waits.block(s, th, cid, ready, needs, REPORT_WAIT, timeout_ns,
+                    ErrorCode.ACL_ERROR_RT_REPORT_TIMEOUT, delivered, waits.SYNC_REPORT)
     while th.reports:
         t = th.reports.popleft()
         run_callback(s, th, cid, t)
@@ -220,12 +208,24 @@ def reacquire(s: Session, depth: int) -> None:
 # ------------------------------------------------------------------ host threads
 
 
-def start_thread(s: Session, th: HostThread, fn: Callable[..., Any], args: Any) -> int:
-    """acl.util.start_thread: a daemon thread calling ``fn(args)`` (``fn()`` if None)."""
+def start_thread(s: Session, th: HostThread, cid: int, fn: Callable[..., Any],
+                 args: Any) -> int:
+    """acl.util.start_thread: a daemon thread calling ``fn(args)`` (``fn()`` if None).
+
+    The thread takes part in the host schedule from its start (``pysync.start``): its first
+    row comes after this call, at the caller's clock plus the profile's start latency.
+    """
     info: dict[str, Any] = {"clock": th.clock, "error": None}
 
     def body() -> None:
+        me: HostThread | None = None
         try:
+            with s.lock:
+                me = s.thread()
+                hostsched.enter(s, me)
+                begin = s.api_enter("threading.Thread.begin", 0, (), "", *_fn_site(fn))[1]
+                pysync.enter(s, me, begin)
+                s.api_exit(me, begin, 0)
             if args is None:
                 fn()
             else:
@@ -236,11 +236,16 @@ def start_thread(s: Session, th: HostThread, fn: Callable[..., Any], args: Any) 
                 traceback.print_exc()
         finally:
             with s.lock:
+                if me is not None and me.turn != hostsched.EXTERNAL:
+                    end = s.api_enter("threading.Thread.end", 0, (), "", *_fn_site(fn))[1]
+                    pysync.leave(s, me, end)
                 s.cond.notify_all()
 
     t = threading.Thread(target=body, daemon=True, name=f"acl-thread-{len(s.acl_threads)}")
     info["thread"] = t
-    t.start()
+    child = pysync.start(s, th, cid, t)
+    child.started_by_acl = True
+    rawsync.start(t)  # its turn comes through the scheduler, not the operating system
     assert t.ident is not None
     # under the session lock: the worker's first API call (which reads this) waits for it
     s.acl_threads[t.ident] = info
@@ -248,17 +253,11 @@ def start_thread(s: Session, th: HostThread, fn: Callable[..., Any], args: Any) 
     return t.ident
 
 
-def note_join(s: Session, t: threading.Thread) -> None:
-    """The calling thread joined ``t``: its clock moves past ``t``'s last call.
-
-    Virtual time then shows what the host really did: a thread that joins its workers
-    continues after them (a join is a happens-before the API never sees).
-    """
-    with s.lock:
-        joined = s.threads.get(t)
-        joiner = s.threads.get(threading.current_thread())
-        if joined is not None and joiner is not None and joiner.clock < joined.clock:
-            joiner.clock = joined.clock
+def _fn_site(fn: Any) -> tuple[str, int]:
+    """Where a thread function is defined (its rows' site)."""
+    code = getattr(fn, "__code__", None) or getattr(getattr(fn, "__func__", None),
+                                                    "__code__", None)
+    return (code.co_filename, code.co_firstlineno) if code is not None else ("<thread>", 0)
 
 
 def stop_thread(s: Session, th: HostThread, cid: int, tid: int) -> None:
@@ -269,17 +268,22 @@ def stop_thread(s: Session, th: HostThread, cid: int, tid: int) -> None:
                        f"{tid} is not a thread started by acl.util.start_thread")
     t: threading.Thread = info["thread"]
     start = th.clock
-
-    def needs() -> waits.Needs:
-        # the worker's own HostThread once it has called the emulator, else the Thread
-        # itself (a thread outside the emulator that can still finish)
-        who: Any = s.threads.get(t, t)
-        return [(who, f"stop_thread joins {t.name}, which is still running")]
-
-    if t.is_alive():
-        waits.block(s, th, cid, lambda: not t.is_alive(), needs, f"{t.name} to finish", -1, 0)
-    t.join()
     target = s.threads.get(t)
+    if target is not None and target.controlled and th.controlled and not s.sched.closed:
+        pysync.join(s, th, cid, target, -1)
+    else:
+        def needs() -> waits.Needs:
+            who: Any = s.threads.get(t, t)
+            return [(who, f"stop_thread joins {t.name}, which is still running")]
+
+        if t.is_alive():
+            waits.block(s, th, cid, lambda: not t.is_alive(), needs, f"{t.name} to finish",
+                        -1, 0)
+    depth = release_all(s)
+    try:
+        rawsync.join(t)  # the thread's last bytecodes after its end row
+    finally:
+        reacquire(s, depth)
     if target is not None:
         th.clock = max(th.clock, target.clock)
     s.hooks.on_sync(cid, waits.SYNC_JOIN, -1, start, th.clock)

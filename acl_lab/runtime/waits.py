@@ -1,18 +1,20 @@
 """Host waits and deadlock detection: synchronize_stream / synchronize_device and ``block``.
 
-Functions over a ``Session``. Every wait of the emulator goes through ``block``: it releases
-the session lock (through the session's condition variable) until its condition holds, and
-asks, each time it wakes, whether any thread could still make the condition true. A wait no
-thread can help is reported at once as a ``DeadlockError`` (or, for a timed wait, as the
-wait's timeout code), with who waits for whom; a wait that makes no progress for the
-session's ``watchdog`` seconds of real time is reported with every thread's stack. A wait is
-never reported while a thread that could help is still running (no false deadlock).
+Functions over a ``Session``. Every wait of the emulator goes through ``block``. A thread
+that takes part in the host schedule (``hostsched``) waits there: it gives up its turn and
+is woken when its condition holds, or, for a timed wait, when its deadline is the earliest
+thing that can happen in virtual time (no wall clock is involved). When every thread waits
+and no deadline is pending, the wait can never finish: the scheduler wakes the thread that
+waited last with a deadlock, reported as a ``DeadlockError`` (or, for a timed wait, as the
+wait's timeout code) with who waits for whom. A thread outside the schedule (one that ran
+before the session was made) waits on the session's condition variable as before, and is
+reported after the session's ``watchdog`` seconds of real time without progress.
 
-A wait's ``needs`` lists who must act for it to finish: ``(HostThread, why)`` for one
-thread (a callback's subscribed thread), ``(threading.Thread, why)`` for a Python thread the
-emulator has not seen yet, ``("any", why)`` for any running thread, ``("none", why)`` when
-nobody can (a blocking callback on a stream no thread is subscribed to) and
-``("cycle", why)`` for streams waiting on each other through events.
+A wait's ``needs`` lists who must act for it to finish (``hostsched.Needs``):
+``(HostThread, why)`` for one thread (a callback's subscribed thread), ``(threading.Thread,
+why)`` for a Python thread the emulator has not seen yet, ``("any", why)`` for any running
+thread, ``("none", why)`` when nobody can (a blocking callback on a stream no thread is
+subscribed to) and ``("cycle", why)`` for streams waiting on each other through events.
 """
 
 from __future__ import annotations
@@ -22,10 +24,10 @@ import threading
 import time
 import traceback
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..constants import ErrorCode
-from . import devices, scheduler, streams
+from . import devices, hostsched, scheduler, streams
 from .errors import AclError, DeadlockError, WaitEdge
 from .kinds import SyncKind, TaskKind
 from .objects import HostThread, Stream, Task
@@ -43,7 +45,7 @@ SYNC_STREAM, SYNC_DEVICE, SYNC_EVENT, SYNC_REPORT, SYNC_JOIN = (
 STREAM_NO_SYNC_FLAGS = 0x4 | 0x10 | 0x20
 
 #: who must act for a wait to finish, and why (see the module notes)
-Needs = list[tuple[Any, str]]
+Needs = hostsched.Needs
 
 
 def synchronize_stream(s: Session, th: HostThread, cid: int, stream: int,
@@ -90,10 +92,13 @@ def wait_streams(s: Session, th: HostThread, cid: int, waited: list[Stream], wha
                 out.extend(needs_for_stream(s, st, th))
         return out
 
+    def wake_at() -> int:
+        return max([st.tail_end for st in waited], default=0) + s.profile.sync_wake_ns
+
     if not done():
         block(s, th, cid, done, needs, what, timeout_ns,
               ErrorCode.ACL_ERROR_RT_STREAM_SYNC_TIMEOUT if kind != SYNC_EVENT
-              else ErrorCode.ACL_ERROR_RT_EVENT_SYNC_TIMEOUT)
+              else ErrorCode.ACL_ERROR_RT_EVENT_SYNC_TIMEOUT, wake_at, kind)
     end = max([st.tail_end for st in waited], default=0)
     if end > th.clock:
         if timeout_ns >= 0 and end > start + timeout_ns:
@@ -148,110 +153,109 @@ def needs_for_stream(s: Session, st: Stream, waiter: HostThread,
 
 
 def block(s: Session, th: HostThread, cid: int, done: Callable[[], bool],
-          needs: Callable[[], Needs], what: str, timeout_ns: int, timeout_code: int) -> None:
-    """Wait (releasing the lock) until ``done()``; detect waits that can never finish.
+          needs: Callable[[], Needs], what: str, timeout_ns: int, timeout_code: int,
+          wake_at: Callable[[], int] | None = None, kind: int = SYNC_STREAM) -> None:
+    """Wait (giving up the turn, and the lock) until ``done()``.
+
+    ``timeout_ns`` < 0 waits forever. ``wake_at`` is the virtual time the waiter continues
+    at once ``done()`` holds (default: its own clock); ``kind`` the sync row a timeout
+    records.
 
     Raises:
-        AclError: ``timeout_code`` when a timed wait (``timeout_ns`` >= 0) cannot finish.
-        DeadlockError: when an untimed wait cannot finish, or the session was closed.
+        AclError: ``timeout_code`` when a timed wait (``timeout_ns`` >= 0) reaches its
+            deadline first, or can never finish.
+        DeadlockError: when an untimed wait can never finish, or the session was closed.
     """
     if done():
         return
-    th.state = "blocked"
-    th.wait = (what, needs, done)
-    s.cond.notify_all()
+    if not th.controlled or s.sched.closed:
+        _block_outside(s, th, cid, done, needs, what, timeout_ns, timeout_code)
+        return
+    start = th.clock
+    deadline = start + timeout_ns if timeout_ns >= 0 else -1
+    w = hostsched.Wait(what, needs, done, deadline, wake_at, cid)
+    why = hostsched.block(s, th, w)
+    if why == hostsched.WOKE_READY:
+        return
+    if why == hostsched.WOKE_TIMEOUT:
+        s.hooks.on_sync(cid, kind, -1, start, th.clock)
+        raise AclError(timeout_code, f"{what} did not finish within {timeout_ns / 1e6:g} ms")
+    if why == hostsched.WOKE_DEADLOCK:
+        reason = explain(s, th, needs())
+        if timeout_ns >= 0:  # nothing can end it: it times out (the clock moves to then)
+            th.clock = max(th.clock, deadline)
+            s.hooks.on_sync(cid, kind, -1, start, th.clock)
+            raise AclError(timeout_code, f"{what} cannot finish: {reason}")
+        raise deadlock(s, th, cid, what, needs(), reason)
+    if why == hostsched.WOKE_WATCHDOG:
+        if timeout_ns >= 0:
+            th.clock = max(th.clock, deadline)
+            raise AclError(timeout_code, f"{what} made no progress")
+        raise deadlock(s, th, cid, what, needs(), WATCHDOG_WHY.format(s.watchdog), stacks=True)
+    raise deadlock(s, th, cid, what, needs(), "the session was closed while this thread waited",
+                   quiet=timeout_ns >= 0)
+
+
+#: Why the watchdog reported a wait (``session.watchdog`` seconds of real time).
+WATCHDOG_WHY = "no progress for {:g} s of real time (watchdog)"
+
+
+def _block_outside(s: Session, th: HostThread, cid: int, done: Callable[[], bool],
+                   needs: Callable[[], Needs], what: str, timeout_ns: int,
+                   timeout_code: int) -> None:
+    """``block`` for a thread outside the schedule (or after it closed): wait on the
+    session's condition variable until ``done()``; a wait that makes no progress for the
+    session's ``watchdog`` seconds of real time is reported with every thread's stack."""
     last_progress = s.progress
     quiet_since = time.monotonic()
-    try:
-        while not done():
-            if s.interrupt_pending:
-                s.deliver_interrupt()
-            if s.closed:
-                raise deadlock(s, th, cid, what, needs(),
-                               "the session was closed while this thread waited")
-            why = stuck(s, th, needs())
-            if why:
-                if timeout_ns >= 0:
-                    th.clock += timeout_ns
-                    s.hooks.on_sync(cid, SYNC_STREAM, -1, th.clock - timeout_ns, th.clock)
-                    raise AclError(timeout_code, f"{what} cannot finish: {why}")
-                raise deadlock(s, th, cid, what, needs(), why)
-            s.cond.wait(0.05)
-            if s.progress != last_progress:
-                last_progress = s.progress
-                quiet_since = time.monotonic()
-            elif time.monotonic() - quiet_since > s.watchdog:
-                if timeout_ns >= 0:
-                    th.clock += timeout_ns
-                    raise AclError(timeout_code, f"{what} made no progress")
-                raise deadlock(s, th, cid, what, needs(),
-                               f"no progress for {s.watchdog:g} s of real time (watchdog)",
-                               stacks=True)
-    finally:
-        th.state = "running"
-        th.wait = None
-        s.cond.notify_all()
+    while not done():
+        if s.interrupt_pending:
+            s.deliver_interrupt()
+        if s.closed:
+            raise deadlock(s, th, cid, what, needs(),
+                           "the session was closed while this thread waited",
+                           quiet=timeout_ns >= 0)
+        hostsched.kick(s)
+        s.cond.wait(0.05)
+        if s.progress != last_progress:
+            last_progress = s.progress
+            quiet_since = time.monotonic()
+        elif time.monotonic() - quiet_since > s.watchdog:
+            if timeout_ns >= 0:
+                th.clock += timeout_ns
+                raise AclError(timeout_code, f"{what} made no progress")
+            raise deadlock(s, th, cid, what, needs(), WATCHDOG_WHY.format(s.watchdog),
+                           stacks=True)
 
 
-def stuck(s: Session, th: HostThread, needs: Needs) -> str:
-    """Why the wait can never finish, or "" while some thread could still help."""
-    live = live_threads(s)
+def explain(s: Session, th: HostThread, needs: Needs) -> str:
+    """Why ``th``'s wait can never finish, from who it needs (every thread is waiting)."""
+    parts: list[str] = []
     for who, why in needs:
         if who == "cycle":
             return why
         if who == "none":
-            return why + ", but no thread is subscribed to that stream"
-        if isinstance(who, threading.Thread):
-            if who.is_alive():
-                return ""       # a thread outside the emulator can still finish
-            continue
-        if isinstance(who, HostThread):
+            parts.append(why + ", but no thread is subscribed to that stream")
+        elif isinstance(who, HostThread):
             if who is th:
-                return why + f"; that thread is {th.label()}, the one waiting here, so it " \
-                             "can never call process_report"
-            if not who.alive:
-                return why + f"; {who.label()} has exited"
-            if who in live:
-                return ""
-            continue
-        if any(x is not th for x in live) or foreign_threads_running(s):
-            return ""
-    if not needs:
-        return ""
-    return "; ".join(why for _, why in needs) + \
-        " — and every other thread is itself blocked in the emulator or has exited"
-
-
-def live_threads(s: Session) -> set[HostThread]:
-    """Threads that can still act: running, or in a wait that can still progress."""
-    live = {t for t in s.thread_list if t.alive and t.state in ("running", "polling")}
-    waiting = [t for t in s.thread_list if t.alive and t.state == "blocked"]
-    # A waiter whose condition already holds is about to wake up (and a thread in
-    # process_report with a report queued for it is about to run it).
-    live |= {t for t in waiting if t.wait is not None and t.wait[2]()}
-    changed = True
-    while changed:
-        changed = False
-        for t in waiting:
-            if t in live or t.wait is None:
-                continue
-            _, needs, _ = t.wait
-            for who, _ in needs():
-                helped = (who == "any" and any(x is not t for x in live)) or (
-                    isinstance(who, HostThread) and who in live and who is not t)
-                if helped:
-                    live.add(t)
-                if t in live:
-                    changed = True
-                    break
-    return live
-
-
-def foreign_threads_running(s: Session) -> bool:
-    """Python threads that never called the emulator but could (started after us)."""
-    background = s.background_threads
-    return any(t not in s.threads and t not in background and t.is_alive()
-               and not t.daemon for t in threading.enumerate())
+                tail = "call process_report" if "process_report" in why else "do that"
+                parts.append(why + f"; that thread is {th.label()}, the one waiting here, so "
+                             f"it can never {tail}")
+            elif who.turn == hostsched.EXITED or not who.alive:
+                parts.append(why + f"; {who.label()} has exited")
+            elif who.sched_wait is not None:
+                inner = "; ".join(r for _, r in who.sched_wait.needs())
+                parts.append(why + f"; {who.label()} is itself waiting in "
+                             f"{who.sched_wait.what}" + (f": {inner}" if inner else ""))
+            else:
+                parts.append(why)
+        elif isinstance(who, threading.Thread):
+            parts.append(why + f"; {who.name} has exited")
+        else:
+            parts.append(why)
+    if not parts:
+        return "nothing can end it"
+    return "; ".join(parts) + " — and every other thread is itself waiting or has exited"
 
 
 def deadlock(s: Session, th: HostThread, cid: int, what: str, needs: Needs, why: str,
@@ -267,9 +271,11 @@ def deadlock(s: Session, th: HostThread, cid: int, what: str, needs: Needs, why:
                   else who.name if isinstance(who, threading.Thread)
                   else "another thread" if who == "any" else str(who))
         edges.append(WaitEdge(what, target, reason))
-    for other in s.thread_list:
-        if other is not th and other.alive and other.state == "blocked" and other.wait:
-            edges.append(WaitEdge(other.label(), other.wait[0], "blocked in the emulator"))
+    for other in hostsched.waiting_threads(s):
+        w = other.sched_wait
+        if other is not th and w is not None:
+            why_other = "; ".join(r for _, r in w.needs()) or "blocked in the emulator"
+            edges.append(WaitEdge(other.label(), w.what, why_other))
     text = ""
     if stacks:
         frames = sys._current_frames()

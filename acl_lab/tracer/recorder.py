@@ -134,6 +134,11 @@ _UNKNOWN = array("q", [-1])
 DEFAULT_TRACE_LIMIT_BYTES = 512 * MiB
 #: Calls the checks read by name although they write no other row: never dropped.
 KEEP_CALLS = frozenset({"acl.mdl.add_dataset_buffer"})
+#: Calls a happens-before edge may point at long after they ended (``host_edges``): never
+#: dropped either: ``acl.util`` thread starts and joins, the program's threading and queue
+#: operations and sleeps.
+EDGE_CALLS = frozenset({"acl.util.start_thread", "acl.util.stop_thread"})
+EDGE_PREFIXES = ("threading.", "queue.", "time.sleep")
 #: Rough cost of one interned string beyond its characters (list slot, dict entry, header).
 STRING_OVERHEAD = 100
 _ROWS = attrgetter("n")
@@ -306,7 +311,8 @@ class Recorder:
         ts = self._ts
         if ts is not None and not ts.off and ts.on_call_begin(cid, thread) and thread:
             return  # a thread's first call: the race check's thread start edge needs it
-        if "p" not in fmt and name not in KEEP_CALLS:  # a call with a pointer is kept
+        if "p" not in fmt and name not in KEEP_CALLS and name not in EDGE_CALLS \
+                and not name.startswith(EDGE_PREFIXES):  # (a call with a pointer is kept)
             self._open[cid] = (name, self._calls.n, self._args.n, len(self.strings),
                                self._other_rows(), thread)
 
@@ -711,6 +717,14 @@ class Recorder:
         if ts is not None and not ts.off:
             ts.edge(record, wait)
         self.tables["edges"].append(self.task_row(record), self.task_row(wait))
+
+    def on_host_edge(self, src: int, dst: int, kind: int) -> None:
+        ts = self._ts
+        if ts is not None and not ts.off:
+            ts.on_host_edge(src, dst)
+        s, d = self.row_of(src), self.row_of(dst)
+        if s >= 0 and d >= 0:
+            self.tables["host_edges"].append(s, d, kind)
 
     def on_sync(self, call: int, kind: int, target: int, start: int, end: int) -> None:
         ts = self._ts

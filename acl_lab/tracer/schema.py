@@ -21,7 +21,16 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import NamedTuple
 
-from ..runtime.kinds import AllocKind, Ending, Engine, ObjectKind, Pool, SyncKind, TaskKind
+from ..runtime.kinds import (
+    AllocKind,
+    Ending,
+    Engine,
+    HostEdge,
+    ObjectKind,
+    Pool,
+    SyncKind,
+    TaskKind,
+)
 from ..runtime.memory import MAX_DEVICES
 
 FORMAT = "acltrace"
@@ -136,6 +145,8 @@ ALLOC_KINDS = AllocKind.labels()
 POOLS = Pool.labels()
 #: syncs.kind names (``SyncKind``)
 SYNC_KINDS = SyncKind.labels()
+#: host_edges.kind names (``HostEdge``)
+HOST_EDGES = HostEdge.labels()
 #: destroys.how / frees.how names (``Ending``)
 HOW = Ending.labels()
 
@@ -170,6 +181,11 @@ TABLES: dict[str, tuple[Column, ...]] = {
     "uninit": (ref("task", "tasks", null=False), ref("alloc", "allocs"), size("bytes"),
                size("first")),
     "edges": (ref("record", "tasks", null=False), ref("wait", "tasks", null=False)),
+    # what orders two host threads: the program's Thread.start/join, locks, events, queue
+    # items, ... (``HostEdge``): everything of ``src``'s thread up to ``src`` happens before
+    # ``dst`` in another thread
+    "host_edges": (ref("src", "calls", null=False), ref("dst", "calls", null=False),
+                   enum("kind", HOST_EDGES)),
     "syncs": (ref("call", "calls", null=False), enum("kind", SYNC_KINDS), Column("target", "i"),
               time("start_ns", unset=False), time("end_ns")),
     "callbacks": (ref("task", "tasks", null=False), ref("thread", "threads", null=False),
@@ -177,6 +193,9 @@ TABLES: dict[str, tuple[Column, ...]] = {
     "diags": (ref("call", "calls", null=False), enum("level", LEVELS), ref("kind", STR),
               ref("message", STR)),
 }
+
+#: Tables a trace file written before they existed may lack (loaded as empty).
+OPTIONAL_TABLES = frozenset({"host_edges"})
 
 #: Row ranges one table's columns describe in another (checked without int64 overflow).
 SPANS = (Span("calls", "arg_start", "arg_count", "args"),)

@@ -246,6 +246,14 @@ class TaskShedder:
             else:
                 self.blocking.add(task)
 
+    def on_host_edge(self, src: int, dst: int) -> None:
+        """Another thread's call ``src`` happens before call ``dst`` (a start, a join, a
+        lock, an event, a queue item: ``HostEdge``): the thread of ``dst`` now comes after
+        what that thread had done (not modelled: a fresh "more" point, as for callbacks)."""
+        th = self.open_thread.get(dst)
+        if th is not None and th in self.thr:
+            self.thr[th] = join(self.thr[th], self._more(("more", th)))
+
     def _task(self, tid: int) -> Any:
         for dq in self.pending.values():
             for t in dq:

@@ -29,8 +29,9 @@ import numpy as np
 
 from ..runtime.kinds import AllocKind
 from ..runtime.memory import MAX_DEVICES
+from ..runtime.pysync import NAMES as HOST_OP_NAMES
 from . import schema
-from .schema import FORMAT, STR, TABLES, VERSION
+from .schema import FORMAT, OPTIONAL_TABLES, STR, TABLES, VERSION
 
 _RANGES = {"b": (-(1 << 7), 1 << 7), "i": (-(1 << 31), 1 << 31), "q": (-(1 << 63), 1 << 63)}
 _DTYPES = {"b": np.int8, "i": np.int32, "q": np.int64}
@@ -262,6 +263,11 @@ def _check_columns(tname: str, columns: dict[str, Any]) -> None:
         raise ValueError(f"trace file: tables.{tname} has unknown column(s) {sorted(extra)}")
 
 
+def _empty_columns(spec: tuple[Any, ...]) -> dict[str, np.ndarray]:
+    """The columns of a table a file does not hold (``schema.OPTIONAL_TABLES``)."""
+    return {c.name: np.zeros(0, dtype=_DTYPES[c.code]) for c in spec}
+
+
 def _check_tables(doc: dict[str, Any]) -> dict[str, Any]:
     """The document's ``tables`` object, refused when it is not one or names a table the
     schema does not have (both file forms)."""
@@ -421,6 +427,7 @@ class Trace:
     failures: Table
     uninit: Table
     edges: Table
+    host_edges: Table
     syncs: Table
     callbacks: Table
     diags: Table
@@ -503,6 +510,23 @@ class Trace:
             return np.zeros(0, dtype=np.int64)
         return np.nonzero(self.calls["name"] == sid)[0]
 
+    def host_op_mask(self) -> np.ndarray:
+        """Which calls are the program's host operations (``threading.*``, ``queue.*``,
+        ``time.sleep``: ``runtime.pysync.NAMES``) rather than ACL calls."""
+        mask = self.__dict__.get("_host_ops")
+        if mask is None:
+            ids = [i for i, s in enumerate(self.strings) if s in HOST_OP_NAMES]
+            mask = np.isin(self.calls["name"], np.array(ids, dtype=np.int64)) if ids else \
+                np.zeros(self.calls.rows, dtype=bool)
+            mask.flags.writeable = False
+            self.__dict__["_host_ops"] = mask
+        return mask
+
+    def api_calls(self) -> np.ndarray:
+        """Ids of the calls that are ACL calls (and acl_lab's pseudo-calls), not the
+        program's host operations (``host_op_mask``)."""
+        return np.nonzero(~self.host_op_mask())[0]
+
     def peak_device_bytes(self, size: str = "reserved") -> int:
         """Largest device memory (device + DVPP) live at once, in call order: page-rounded
         (``size="reserved"``), or as the program asked for it (``"requested"``)."""
@@ -525,8 +549,9 @@ class Trace:
         """The summary's ``stats`` block."""
         dropped = self.meta.get(DROPPED_CALLS)
         return {
-            "api_calls": self.calls.rows + (sum(dropped.values())
-                                            if isinstance(dropped, dict) else 0),
+            "api_calls": len(self.api_calls()) + (sum(dropped.values())
+                                                  if isinstance(dropped, dict) else 0),
+            "host_ops": int(np.count_nonzero(self.host_op_mask())),
             "tasks": self.tasks.rows,
             "allocations": int(np.count_nonzero(self.allocs["kind"] != AllocKind.HOST_PAGEABLE)),
             "peak_device_bytes": self.peak_device_bytes(),
@@ -662,6 +687,9 @@ class Trace:
         pos, budget = lead, [max_bytes - hlen]  # the header and the inflated columns
         for tname, spec in TABLES.items():
             t = tables.get(tname)
+            if t is None and tname in OPTIONAL_TABLES:
+                cols[tname], lengths[tname] = _empty_columns(spec), 0
+                continue
             if not isinstance(t, dict) or set(t) != {"rows", "columns"}:
                 raise ValueError(f"trace file: tables.{tname} must be an object with 'rows' "
                                  "and 'columns'")
@@ -705,6 +733,9 @@ class Trace:
         lengths: dict[str, int] = {STR: len(strings)}
         for tname, spec in TABLES.items():
             t = tables.get(tname)
+            if t is None and tname in OPTIONAL_TABLES:
+                cols[tname], lengths[tname] = _empty_columns(spec), 0
+                continue
             if not isinstance(t, dict):
                 raise ValueError(f"trace file: tables.{tname} is missing or not an object")
             _check_columns(tname, t)

@@ -45,6 +45,7 @@ import numpy as np
 from ..acl._boundary import ApiSpec, Transport
 from ..constants import ACL_ERROR_RT_MEMORY_ALLOCATION
 from ..runtime import memory as _memory
+from ..runtime.errors import DeadlockError
 from . import codec, hostmem
 from .codec import Ref
 
@@ -123,7 +124,13 @@ class Pipe(Transport):
         self.bad: list[str] = []
         self._reader = threading.Thread(target=self._read, name="acl-lab-pipe", daemon=True)
         self._reader.start()
-        _watch_joins(self)
+        #: keys of this process's threads that take part in the host schedule (``host``),
+        #: for the exercise under way; and whether several do (from the server's replies)
+        self._participants: set[int] = set()
+        self._multi = False
+        #: an exercise began (grading): only its threads take part; before, every thread
+        #: that talks to the server does (it schedules whoever calls)
+        self._began = False
 
     # ------------------------------------------------------------------ transport
     def bind(self, spec: ApiSpec) -> Callable[[tuple[Any, ...], str, int], Any]:
@@ -193,16 +200,58 @@ class Pipe(Transport):
         return out
 
     def begin(self, index: int) -> None:
-        """Grading: exercise ``index`` starts (the server opens its fresh Session)."""
+        """Grading: exercise ``index`` starts (the server opens its fresh Session, whose
+        host schedule this thread leads)."""
         key, box = self._me()
         self._send(["begin", key, int(index)])
         self._wait(key, box)
+        self._participants = {key}
+        self._began = True
 
     def end(self, index: int) -> None:
         """Grading: exercise ``index`` is over (the server finishes and writes its trace)."""
         key, box = self._me()
+        self._participants = set()
+        self._multi = False
         self._send(["end", key, int(index)])
         self._wait(key, box)
+
+    # ------------------------------------------------------------------ host schedule
+    def host_thread(self) -> Any | None:
+        """The calling thread's key when it takes part in the server's host schedule: in an
+        exercise (grading), the thread that began it, the threads it started through
+        ``Thread.start`` and those the emulator started (``acl.util.start_thread``); before
+        any, every thread that talks to the server."""
+        if self.closed:
+            return None
+        if not self._began:
+            return self._me()[0]
+        key = getattr(self._tls, "key", None)
+        if key is None:
+            with self._boxes_lock:
+                key = self._thread_keys.get(threading.current_thread())
+        return key if key is not None and (key in self._participants or key < 0) else None
+
+    def host_multi(self) -> bool:
+        """Whether several threads take part (as the server's latest reply said)."""
+        return self._multi
+
+    def host(self, op: str, args: tuple[Any, ...], file: str, line: int) -> Any:
+        """Carry out host operation ``op`` in the server (``runtime.pysync.handle``); a
+        thread argument (``start``, ``join``) crosses as its key."""
+        wire = list(args)
+        if op in ("start", "join") and wire and isinstance(wire[0], threading.Thread):
+            wire[0] = self.key_of(wire[0])
+        if self.closed:
+            from ..runtime.pysync import late
+            return late(op)
+        key, box = self._me()
+        self._send(["host", key, op, wire, file, line])
+        value = self._wait(key, box)
+        if op == "start" and type(value) is int:
+            self._participants.add(value)
+        return tuple(value) if op in ("begin", "wait") and type(value) is list else value
+
 
     def close(self) -> None:
         """Hang up: the server finishes its session and exits; the reader thread reads the
@@ -244,16 +293,6 @@ class Pipe(Transport):
         if known is not None:
             return {"thread": known[0], "name": known[1]}
         return tid
-
-    def joined(self, t: threading.Thread) -> None:
-        """The calling thread joined ``t`` (which has ended): order the server's clocks."""
-        with self._boxes_lock:
-            other = self._thread_keys.get(t)
-        if other is None or self.closed:
-            return
-        key, box = self._me()
-        self._send(["join", key, other])
-        self._wait(key, box)
 
     def _box(self, key: int) -> _Box:
         with self._boxes_lock:
@@ -311,13 +350,17 @@ class Pipe(Transport):
         self._send(reply)
 
     def _returned(self, msg: list[Any]) -> Any:
-        if len(msg) != 6:
+        if len(msg) != 7:
             raise PipeError("malformed reply from the emulator")
-        _, _, value, landed, pins, error = msg
+        _, _, value, landed, pins, error, multi = msg
+        self._multi = multi is True
         self._apply(landed, pins)
         if error is not None:
             from .server import EXCEPTIONS
 
+            if error[0] == "DeadlockError":
+                quiet = len(error) > 2 and error[2] is True
+                raise DeadlockError(str(error[1]), [], quiet=quiet)
             etype = EXCEPTIONS.get(str(error[0]), RuntimeError)
             raise etype(str(error[1]))
         return self._resolve(value)
@@ -495,27 +538,6 @@ def install(pipe: Pipe) -> None:
             replacement = originals.get(id(value))
             if replacement is not None:
                 setattr(module, attr, replacement)
-
-
-_JOIN_PIPES: list[Pipe] = []
-_plain_join = threading.Thread.join
-
-
-def _join_noticed(self: threading.Thread, timeout: float | None = None) -> None:
-    """``Thread.join`` that tells the emulator server a join ordered two threads (as the
-    in-process runtime's own join hook does, ``runtime.session._notice_joins``)."""
-    _plain_join(self, timeout)
-    if not self.is_alive():
-        for pipe in list(_JOIN_PIPES):
-            with contextlib.suppress(Exception):
-                pipe.joined(self)
-
-
-def _watch_joins(pipe: Pipe) -> None:
-    """Route ``Thread.join`` through ``_join_noticed`` for ``pipe`` (once per process)."""
-    _JOIN_PIPES[:] = [pipe]
-    if threading.Thread.join is not _join_noticed:
-        threading.Thread.join = _join_noticed  # type: ignore[method-assign]
 
 
 class _Box:

@@ -18,11 +18,17 @@ negative when this side started the thread, e.g. ``acl.util.start_thread``):
   (``ok``) or raised (``value`` is then its text).
 - client -> server ``["begin", key, index]`` / ``["end", key, index]``: grading's exercise
   boundaries (a fresh Session per exercise; at the end its trace is written here).
-- server -> client ``["ret", key, value, landed, pins, error]``: the call's shaped result,
+- client -> server ``["host", key, op, args, file, line]``: a host operation of the program's
+  Python primitives (``runtime.pysync.handle``: the host schedule's turns, waits, rows and
+  edges); thread arguments and tokens are keys.
+- server -> client ``["ret", key, value, landed, pins, error, multi]``: the call's shaped
+  result,
   the host bytes that landed since the last reply (``[addr, data]``: copies whose
   destination is the client's memory land at the virtual time the copy ends, so the reply to
   the synchronize that completes an async copy carries its bytes), new pinned blocks to
-  mirror (``[addr, nbytes]``) and ``[exception type, message]`` or None.
+  mirror (``[addr, nbytes]``), ``[exception type, message]`` (a ``DeadlockError`` adds
+  whether it is quiet) or None, and whether several threads take part in the host schedule
+  now (the client skips reporting what a lone thread's primitives do).
 - server -> client ``["run", key, ref, args]``: run the client's callable ``ref``.
 - server -> client ``["bad", message]``: a frame that could not be understood.
 
@@ -50,8 +56,8 @@ from typing import Any
 import numpy as np
 
 from ..acl import _boundary
+from ..runtime import hostsched, pysync
 from ..runtime import memory as _memory
-from ..runtime import threads
 from ..runtime.errors import AclError, DeadlockError
 from ..runtime.objects import HostThread
 from ..runtime.session import Session, set_current_session
@@ -71,6 +77,30 @@ ARRAY_CALLS = ("acl.util.numpy_to_ptr", "acl.util.numpy_contiguous_to_ptr",
 
 class _Exit(BaseException):
     """The connection is gone: a host thread waiting for the client stops."""
+
+
+class _KeyNames(pysync.Resolver):
+    """Threads named by the client's keys: each key's host thread here."""
+
+    def __init__(self, server: Server) -> None:
+        self.server = server
+
+    def python(self, ref: Any) -> threading.Thread | None:
+        """The host thread of key ``ref``."""
+        return self.server._threads.get(ref) if type(ref) is int else None
+
+    def thread(self, ref: Any) -> HostThread | None:
+        """The HostThread of key ``ref`` in the current session."""
+        s = self.server.session
+        t = self.python(ref)
+        return s.threads.get(t) if s is not None and t is not None else None
+
+    def token(self, th: HostThread) -> Any:
+        """The key of ``th``'s host thread."""
+        for key, t in list(self.server._threads.items()):
+            if t is th.pythread:
+                return key
+        return None
 
 
 class Proxy:
@@ -113,6 +143,8 @@ class Server:
         self._pins: list[list[int]] = []
         self.session: Session | None = None
         self.index = -2  # no session yet
+        self._names = _KeyNames(self)
+        hostsched.set_control(True)  # the program's threads take turns here
         self._session_lock = threading.Lock()
         self.errors: list[str] = []
         here = _boundary.InProcess()
@@ -228,7 +260,7 @@ class Server:
                 or type(msg[1]) is not int:
             raise ValueError("a message is a list [kind, thread key, ...]")
         kind, key = msg[0], msg[1]
-        if kind not in ("call", "done", "begin", "end", "join"):
+        if kind not in ("call", "done", "begin", "end", "host"):
             raise ValueError(f"unknown message kind {kind!r}")
         if kind == "done" and key not in self._mail:
             raise ValueError(f"no thread {key} is waiting for a callback")
@@ -284,23 +316,41 @@ class Server:
         if kind == "done":
             self._reply(key, None, ("RuntimeError", "no callback is running in this thread"))
             return
-        if kind == "join":
-            other = self._threads.get(msg[2]) if len(msg) == 3 and type(msg[2]) is int \
-                else None
-            s = self.session
-            if other is not None and s is not None:
-                threads.note_join(s, other)
-            self._reply(key, None, None)
+        if kind == "host":
+            self._host_op(key, msg)
             return
         self._call(key, msg)
 
-    def _reply(self, key: int, value: Any, error: tuple[str, str] | None) -> None:
+    def _host_op(self, key: int, msg: list[Any]) -> None:
+        """A host operation of the client's Python primitives (``pysync.handle``)."""
+        if len(msg) != 6 or type(msg[2]) is not str or type(msg[3]) is not list \
+                or type(msg[4]) is not str or type(msg[5]) is not int:
+            self._reply(key, None, ("RuntimeError", "malformed host operation"))
+            return
+        _, _, op, args, file, line = msg
+        if op == "start" and len(args) == 2 and type(args[0]) is int and args[0] > 0 \
+                and type(args[1]) is str:
+            self._box(args[0], args[1])  # the started thread's partner here, named like it
+        s = self.current()
+        try:
+            with s.lock:
+                th = s.thread()
+                value = pysync.handle(s, th, op, args, file, line, self._names)
+                self._reply(key, list(value) if type(value) is tuple else value, None)
+        except DeadlockError as e:
+            self._reply(key, None, ("DeadlockError", e.summary, e.quiet))
+        except (pysync.SyncError, ValueError, TypeError) as e:
+            self._reply(key, None, ("RuntimeError", f"host operation {op}: {e}"))
+
+    def _reply(self, key: int, value: Any, error: tuple[Any, ...] | None) -> None:
         landed, self._landed = self._landed, []
         pins, self._pins = self._pins, []
+        s = self.session
+        multi = s is not None and s.sched.multi
         try:
-            self.send(["ret", key, value, landed, pins, list(error) if error else None])
+            self.send(["ret", key, value, landed, pins, list(error) if error else None, multi])
         except CodecError as e:
-            self.send(["ret", key, None, landed, pins, ["RuntimeError", str(e)]])
+            self.send(["ret", key, None, landed, pins, ["RuntimeError", str(e)], multi])
 
     def _call(self, key: int, msg: list[Any]) -> None:
         if len(msg) != 9:
@@ -336,6 +386,9 @@ class Server:
                 value = bound(call_args, file, line)
             except _Exit:
                 raise
+            except DeadlockError as e:
+                self._reply(key, None, ("DeadlockError", e.summary, e.quiet))
+                return
             except BaseException as e:
                 etype = type(e).__name__ if type(e).__name__ in EXCEPTIONS else "RuntimeError"
                 self._reply(key, None, (etype, str(e)))
@@ -470,6 +523,7 @@ class Server:
                 self._next_key -= 1
                 box = queue.SimpleQueue()
                 self._mail[key] = box
+                self._threads[key] = threading.current_thread()
             self._tls.key, self._tls.box = key, box
         self.send(["run", key, ref, list(args)])
         while True:

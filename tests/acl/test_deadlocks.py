@@ -27,6 +27,8 @@ from acl_lab.constants import (
     ACL_MEMCPY_HOST_TO_DEVICE,
     ACL_SUCCESS,
 )
+from acl_lab.runtime import rawsync
+from acl_lab.runtime.kinds import Turn
 from acl_lab.runtime.session import Session
 from tests.helpers import ok
 
@@ -56,21 +58,22 @@ def by_watchdog(err: DeadlockError) -> bool:
     return "(watchdog)" in err.summary or bool(err.stacks)
 
 
-def wait_for_state(session: Session, tid: int, state: str, timeout: float = 60.0) -> None:
-    """Wait (real time) until thread ``tid`` is in ``state`` inside the emulator.
+def wait_for_state(session: Session, tid: int, state: str, steps: int = 100_000) -> None:
+    """Let the host schedule run until thread ``tid`` waits inside the emulator.
 
-    ``state`` is the HostThread state: "blocked" (in a wait without timeout) or "polling"
-    (in process_report with a timeout). Tests use it so that the order in which threads
-    start waiting, and so which thread detects the deadlock, is deterministic.
+    ``state`` is "blocked" (a wait without timeout) or "polling" (a timed wait). The calling
+    thread sleeps 0.1 ms of virtual time per step, a scheduling point that gives the turn to
+    threads whose clocks are behind: no real time passes, and the schedule is the same on
+    every run.
     """
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+    for _ in range(steps):
         with session.lock:
-            th = next((h for t, h in session.threads.items()
-                       if t.ident == tid and t.is_alive()), None)
-            if th is not None and th.state == state:
+            th = next((h for t, h in session.threads.items() if t.ident == tid), None)
+            w = th.sched_wait if th is not None else None
+            if th is not None and th.turn == Turn.BLOCKED and w is not None \
+                    and (w.deadline < 0) == (state == "blocked"):
                 return
-        time.sleep(0.002)
+        time.sleep(0.0001)
     raise AssertionError(f"thread {tid} never reached state {state!r}")
 
 
@@ -356,17 +359,19 @@ def test_flagged_polling_worker_stops_cleanly(ready: ModuleType, session: Sessio
 
 
 def test_watchdog_reports_a_wait_it_cannot_prove(ready: ModuleType, session: Session) -> None:
-    """With another Python thread alive the emulator cannot prove a hang; the watchdog reports
-    it after ``session.watchdog`` seconds, with every thread's stack."""
+    """With a Python thread alive outside the schedule (a library's, not the program's) the
+    emulator cannot prove a hang; the watchdog reports it after ``session.watchdog`` seconds
+    of real time without progress, with every thread's stack."""
     stream = waits_on_reset_event(ready)
-    release = threading.Event()
-    bystander = threading.Thread(target=release.wait, args=(20,), name="bystander")
+    release = rawsync.Event()
+    bystander = threading.Thread(target=release.wait, args=(60,), name="bystander")
+    bystander._acl_lab_external = True  # type: ignore[attr-defined]  # not the program's
     bystander.start()
     try:
-        t0 = time.monotonic()
+        t0 = rawsync.monotonic()
         with pytest.raises(DeadlockError) as info:
             ready.rt.synchronize_stream(stream)
-        elapsed = time.monotonic() - t0
+        elapsed = rawsync.monotonic() - t0
     finally:
         release.set()
         bystander.join(60)
@@ -374,3 +379,18 @@ def test_watchdog_reports_a_wait_it_cannot_prove(ready: ModuleType, session: Ses
     assert by_watchdog(info.value)
     assert "bystander" in info.value.stacks
     assert "bystander" in info.value.report
+
+
+def test_a_program_thread_in_a_timed_wait_does_not_hide_a_deadlock(ready: ModuleType,
+                                                                 session: Session) -> None:
+    """A thread of the program waiting 20 s on an Event nobody sets ends its wait in virtual
+    time, so the hopeless synchronize is proven stuck at once, not by the watchdog."""
+    stream = waits_on_reset_event(ready)
+    release = threading.Event()
+    bystander = threading.Thread(target=release.wait, args=(20,), name="bystander")
+    bystander.start()
+    with pytest.raises(DeadlockError) as info:
+        ready.rt.synchronize_stream(stream)
+    assert not by_watchdog(info.value)
+    bystander.join()
+    assert not bystander.is_alive()

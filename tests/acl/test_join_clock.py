@@ -63,19 +63,25 @@ def test_teardown_after_join_comes_after_the_workers(
     assert reset_start >= worker_end
 
 
-def test_join_of_a_thread_that_never_called_acl_changes_nothing(
+def test_join_of_a_thread_that_made_no_acl_call_moves_to_its_end(
         acl: tuple[ModuleType, Session]) -> None:
-    """Joining a thread unknown to the emulator leaves the joiner's clock alone."""
+    """A thread that calls nothing still takes part in the schedule: it starts
+    ``thread_start_ns`` after its ``Thread.start`` and ends there, so the joiner continues
+    from that moment, and from nothing else (the two host operations cost ``py_sync_ns``,
+    the join's own cost is inside the wait)."""
     mod, s = acl
     assert mod.init() == 0
     assert mod.rt.set_device(0) == 0
-    other = threading.Thread(target=lambda: ok(mod.rt.get_run_mode()), name="acl-user")
-    other.start()
-    other.join()  # a second host thread: joins are noticed from here on
     with s.lock:
         before = s.threads[threading.main_thread()].clock
     idle = threading.Thread(target=lambda: None, name="idle")
     idle.start()
     idle.join()
+    p = s.profile
     with s.lock:
-        assert s.threads[threading.main_thread()].clock == before
+        assert s.threads[threading.main_thread()].clock == \
+            before + p.py_sync_ns + p.thread_start_ns
+    # main's join comes first in virtual time (the thread starts later): it waits there
+    names = [s.trace().call_name(c) for c in range(s.trace().calls.rows)]
+    assert names[-4:] == ["threading.Thread.start", "threading.Thread.join",
+                          "threading.Thread.begin", "threading.Thread.end"]

@@ -20,6 +20,7 @@ import pytest
 
 import acl_lab
 from acl_lab.runtime import session as session_module
+from acl_lab.runtime.kinds import Turn
 from acl_lab.runtime.session import Session
 from tests.helpers import ok
 
@@ -88,7 +89,7 @@ def acl() -> Iterator[ModuleType]:
 def _main_blocked(session: Session) -> bool:
     with session.lock:
         th = session.threads.get(threading.main_thread())
-        return th is not None and th.state == "blocked"
+        return th is not None and th.turn == Turn.BLOCKED
 
 
 def _plain_then_acl_thread(acl: ModuleType) -> tuple[threading.Thread, int, list[Any]]:
@@ -100,6 +101,7 @@ def _plain_then_acl_thread(acl: ModuleType) -> tuple[threading.Thread, int, list
     plain_result: list[int] = []
 
     def plain() -> None:
+        assert threading.current_thread().ident is not None  # its ident, while it lives
         plain_result.append(acl.rt.set_context(ctx))
         plain_result.append(ok(acl.rt.get_device()))
 
@@ -170,6 +172,7 @@ def test_subscribe_report_by_a_reused_ident_names_the_live_thread(
     codes: list[int] = []
 
     def plain() -> None:
+        assert threading.current_thread().ident is not None  # its ident, while it lives
         codes.append(acl.rt.get_device()[1])  # no context in this thread: 107002
 
     p = threading.Thread(target=plain, name="plain-worker")

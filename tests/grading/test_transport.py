@@ -396,7 +396,7 @@ def test_a_malformed_frame_gets_an_error_and_the_server_keeps_serving(
         assert isinstance(reply, list)
         assert reply[0] == "bad" or (reply[0] == "ret" and reply[5][0] == "RuntimeError")
         sock.sendall(codec.frame(["call", 7, "t", "acl.rt.get_run_mode", [], "f", 1, [], []]))
-        assert _reply(sock) == ["ret", 7, (1, 0), [], [], None]
+        assert _reply(sock) == ["ret", 7, (1, 0), [], [], None, False]
     assert srv.wait(60) == 0
 
 
@@ -404,7 +404,7 @@ def test_an_impossible_frame_length_ends_the_connection_not_the_server(tmp_path:
     srv, sock = _raw_server(tmp_path)
     with sock:
         sock.sendall(codec.frame(["call", 1, "t", "acl.init", [], "f", 1, [], []]))
-        assert _reply(sock) == ["ret", 1, 0, [], [], None]
+        assert _reply(sock) == ["ret", 1, 0, [], [], None, False]
         sock.sendall(struct.pack(">I", 0xFFFFFFFF))
         reply = _reply(sock)
         assert isinstance(reply, list) and reply[0] == "bad"
@@ -418,13 +418,13 @@ def test_a_sync_range_over_the_servers_own_memory_is_never_written(tmp_path: Pat
     srv, sock = _raw_server(tmp_path)
     with sock:
         sock.sendall(codec.frame(["call", 1, "t", "acl.init", [], "f", 1, [], []]))
-        assert _reply(sock) == ["ret", 1, 0, [], [], None]
+        assert _reply(sock) == ["ret", 1, 0, [], [], None, False]
         with open(f"/proc/{srv.proc.pid}/maps") as f:  # the server's own writable memory
             own = [int(line.split("-")[0], 16) for line in f
                    if line.split()[1].startswith("rw") and "[stack]" not in line]
         sync = [[addr, 4096, b"\xcc" * 4096, True] for addr in own]
         sock.sendall(codec.frame(["call", 1, "t", "acl.rt.set_device", [0], "f", 1, sync, []]))
-        assert _reply(sock) == ["ret", 1, 0, [], [], None]
+        assert _reply(sock) == ["ret", 1, 0, [], [], None, False]
         sock.sendall(codec.frame(["call", 1, "t", "acl.rt.malloc", [64, 0], "f", 1, [], []]))
         reply = _reply(sock)
         assert isinstance(reply, list) and reply[2][1] == 0
@@ -432,9 +432,9 @@ def test_a_sync_range_over_the_servers_own_memory_is_never_written(tmp_path: Pat
         # to the emulator, the server's own memory is not mapped host memory
         sock.sendall(codec.frame(["call", 1, "t", "acl.rt.memcpy", [dev, 64, own[0], 64, H2D],
                                   "f", 1, [], []]))
-        assert _reply(sock) == ["ret", 1, ACL_ERROR_RT_PARAM_INVALID, [], [], None]
+        assert _reply(sock) == ["ret", 1, ACL_ERROR_RT_PARAM_INVALID, [], [], None, False]
         sock.sendall(codec.frame(["call", 1, "t", "acl.rt.get_run_mode", [], "f", 1, [], []]))
-        assert _reply(sock) == ["ret", 1, (1, 0), [], [], None]
+        assert _reply(sock) == ["ret", 1, (1, 0), [], [], None, False]
     assert srv.wait(60) == 0
 
 

@@ -794,7 +794,7 @@ def check_bad(name: str, bad: Bad, sess: Sandbox) -> str | None:
             assert a not in s.handles and s.memory.find(a) is None, \
                 f"stale {raw!r} coincides with a live object of this session"
     fn = function(sess.acl, name)
-    rows = s.trace().calls.rows
+    rows = len(s.trace().api_calls())  # (a new thread's own rows are host operations)
     before = snapshot(s, sess.main)
     clocks = [t.clock for t in s.thread_list]
     result, err = invoke(fn, args, bad.setup == T.THREAD)
@@ -802,9 +802,11 @@ def check_bad(name: str, bad: Bad, sess: Sandbox) -> str | None:
                  for i, t in enumerate(s.thread_list)), default=0)
     trace = s.trace()
     calls = trace.calls
-    new = calls.rows - rows
-    last_ret = int(calls["ret"][-1]) if new else None
-    last_name = trace.call_name(calls.rows - 1) if new else None
+    api = trace.api_calls()
+    new = len(api) - rows
+    last = int(api[-1]) if new else -1
+    last_ret = int(calls["ret"][last]) if new else None
+    last_name = trace.call_name(last) if new else None
     e = bad.expect
     where = f"{name}{bad.args!r} [{bad.why}]"
     if e.kind == "ignored":  # succeeds like the good call; its effects are the good call's

@@ -31,6 +31,7 @@ from acl_lab.constants import (
     ACL_MEMCPY_HOST_TO_DEVICE,
     ACL_SUCCESS,
 )
+from acl_lab.runtime.kinds import Turn
 from acl_lab.runtime.memory import malloc_size
 from acl_lab.runtime.profiles import get_profile
 from acl_lab.runtime.session import Session
@@ -87,10 +88,11 @@ class CallLog:
         names = [trace.string(int(i)) for i in trace.threads["name"]]
         got: dict[str, list[tuple[str, int]]] = defaultdict(list)
         c = trace.calls
+        host_ops = trace.host_op_mask()
         for cid in range(c.rows):
             api = trace.call_name(cid)
-            if api.startswith("acl_lab."):
-                continue  # the session's own teardown pseudo-call
+            if api.startswith("acl_lab.") or host_ops[cid]:
+                continue  # the session's own teardown, the program's threading operations
             got[names[int(c["thread"][cid])]].append((api, int(c["ret"][cid])))
             assert int(c["end_ns"][cid]) >= int(c["start_ns"][cid]), f"call {cid} never ended"
         assert dict(got) == dict(self.calls)
@@ -114,10 +116,11 @@ def wait_until(pred: Callable[[], bool], timeout: float = 60.0) -> None:
 
 
 def main_state(s: Session) -> str:
-    """The emulator state of the main thread ("running", "blocked", ...)."""
+    """Where the main thread stands in the host schedule: "running" (its turn), "blocked" (in
+    a wait), ... (``Turn``'s labels)."""
     with s.lock:
         th = s.threads.get(threading.main_thread())
-        return th.state if th is not None else ""
+        return Turn(th.turn).label if th is not None else ""
 
 
 class Reporter:

@@ -120,7 +120,7 @@ def call_budget(limit: int, *, counting: str = "",
     """
 
     def judged(run: Run) -> Verdict:
-        n = run.trace.calls.rows
+        n = len(run.trace.api_calls())
         text = f"{n} ACL calls"
         if counting:
             text += f" ({len(run.trace.calls_named(counting))} of them {counting})"

@@ -10,12 +10,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from . import capi, memory, ordering, pitfalls, resources, truncation
+from . import capi, memory, ordering, pitfalls, resources, threads, truncation
 from .base import SEVERITIES, Finding
 from .ordering import deadlocks
 from .resources import leaks
 
-CHECK_MODULES = (resources, memory, pitfalls, ordering, truncation, capi)
+CHECK_MODULES = (resources, memory, pitfalls, ordering, threads, truncation, capi)
 CHECKS: tuple[Callable[[Any], list[Finding]], ...] = tuple(
     c for m in CHECK_MODULES for c in m.CHECKS)
 

@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 
 from ...constants import ErrorCode
-from ...runtime.kinds import ObjectKind, SyncKind, TaskKind
+from ...runtime.kinds import HostEdge, ObjectKind, SyncKind, TaskKind
 from ..happens_before import (
     WAIT_TIMEOUTS,
     Clock,
@@ -62,6 +62,7 @@ _EMPTY: tuple[Ref | None, tuple[Ref, ...]] = (None, ())
 _OBJ_STREAM, _OBJ_EVENT = ObjectKind.STREAM, ObjectKind.EVENT
 _SYNC_STREAM, _SYNC_DEVICE, _SYNC_EVENT, _SYNC_JOIN = (
     SyncKind.STREAM, SyncKind.DEVICE, SyncKind.EVENT, SyncKind.JOIN)
+_EDGE_START, _EDGE_JOIN = HostEdge.START, HostEdge.JOIN
 
 
 # =============================================================================== races
@@ -440,6 +441,20 @@ class _Graph:
                 edge(x1[2], x2[2])
         self._exit = exit_of
 
+        # --- the program's own synchronization (``host_edges``: thread start and join,
+        #     locks, events, queue items, ...): the source call's stretch before the target
+        he = trace.host_edges
+        started: set[int] = set()
+        joined_calls: set[int] = set()
+        for a, b, k in zip(he["src"].tolist(), he["dst"].tolist(), he["kind"].tolist(),
+                           strict=True):
+            if 0 <= a < nc and 0 <= b < nc:
+                edge(exit_of[a] if exit_of[a] >= 0 else nt + a, nt + b)
+                if k == _EDGE_START:
+                    started.add(int(c_thread[b]))
+                elif k == _EDGE_JOIN:
+                    joined_calls.add(b)
+
         # --- host waits
         stream_dev: dict[int, int] = {}
         handle_stream: dict[int, int] = {}
@@ -475,7 +490,9 @@ class _Graph:
                 lst = records.get(target, [])
                 before = [t for t in lst if t_call[t] < c]
                 froms = before[-1:]
-            elif kind == _SYNC_JOIN:  # stop_thread: threads whose last call came before
+            elif kind == _SYNC_JOIN and c not in joined_calls:
+                # a stop_thread with no JOIN edge (an older trace): every thread whose last
+                # call came before it
                 me = int(c_thread[c])
                 for th, mine in thread_calls.items():
                     if th != me and mine and mine[-1] < c:
@@ -484,10 +501,12 @@ class _Graph:
                 if f >= 0:
                     edge(f, nt + c)
 
-        # --- threads: not recorded, so assumed forked from and joined by thread 0
+        # --- threads whose start the trace holds (a START host edge): ordered exactly by
+        #     the host edges below; the others (a trace of an older acl_lab, a C program's
+        #     pthreads) are assumed forked from and joined by thread 0
         main = thread_calls.get(0, array("q"))
         for th, mine in thread_calls.items():
-            if th == 0 or not mine or not main:
+            if th == 0 or not mine or not main or th in started:
                 continue
             i = bisect_left(main, mine[0])
             if i:
@@ -511,6 +530,62 @@ class _Graph:
         self.indptr = int_array(np.concatenate(([0], np.cumsum(np.bincount(src, minlength=n)))),
                             len(src) < 1 << 31)
         self.indeg = int_array(np.bincount(dst, minlength=n), small)
+
+    def call_clocks(self, sources: set[int], targets: set[int]) -> dict[int, Clock]:
+        """What each target call knows of the source calls: ``{thread: the latest source
+        call of that thread that happens before it}`` (a source knows itself).
+
+        One walk in a topological order, with clocks over host threads that tick only at the
+        sources (so they stay as small as the threads that made them). Source ``a`` happens
+        before target ``b`` when ``clocks[b].get(thread of a, -1) >= a`` (a thread's call ids
+        grow in its program order). Does not consume the graph (``walk`` does).
+        """
+        indptr, indices, nt, time = self.indptr, self.indices, self.nt, self.time
+        n = self.n
+        indeg = array("q", self.indeg)
+        thread = self.trace.calls["thread"]
+        clocks: list[Clock | None] = [None] * n
+        owned = bytearray(n)
+        heap = [(time[i], i) for i in range(n) if indeg[i] == 0]
+        heapq.heapify(heap)
+        out: dict[int, Clock] = {}
+        empty: Clock = {}
+        done = 0
+        scan = 0
+        while done < n:
+            if not heap:  # a cycle (should not happen): break it at the lowest node left
+                while indeg[scan] < 0:
+                    scan += 1
+                heapq.heappush(heap, (time[scan], scan))
+            _, u = heapq.heappop(heap)
+            if indeg[u] < 0:
+                continue
+            indeg[u] = -1
+            done += 1
+            clock = clocks[u] or empty
+            clocks[u] = None
+            c = u - nt
+            if 0 <= c < self.nc:
+                if c in sources:
+                    clock = dict(clock)
+                    clock[int(thread[c])] = c
+                if c in targets:
+                    out[c] = clock
+            for v in indices[indptr[u]:indptr[u + 1]]:
+                cv = clocks[v]
+                if cv is None:
+                    clocks[v] = clock
+                elif cv is not clock:
+                    if not owned[v]:
+                        cv = dict(cv)
+                        owned[v] = 1
+                        clocks[v] = cv
+                    join_into(cv, clock)
+                if indeg[v] > 0:
+                    indeg[v] -= 1
+                    if indeg[v] == 0:
+                        heapq.heappush(heap, (time[v], v))
+        return out
 
     def _blocking(self, task: int) -> bool:
         c = int(self.trace.tasks["call"][task])
@@ -580,6 +655,19 @@ class _Graph:
                     indeg[v] -= 1
                     if indeg[v] == 0:
                         heapq.heappush(heap, (time[v], v))
+
+
+def call_order(trace: Any, sources: set[int], targets: set[int]) -> dict[int, Clock]:
+    """``_Graph.call_clocks`` over ``trace``'s happens-before graph: for each target call,
+    ``{thread: latest source call of that thread ordered before it}``."""
+    if not sources or not targets:
+        return {t: {} for t in targets}
+    return _Graph(trace).call_clocks(sources, targets)
+
+
+def before(clocks: dict[int, Clock], trace: Any, a: int, b: int) -> bool:
+    """Whether source call ``a`` happens before target call ``b`` (``call_order``)."""
+    return clocks.get(b, {}).get(int(trace.calls["thread"][a]), -1) >= a
 
 
 def _task_site(trace: Any, task: int) -> tuple[str, int]:
