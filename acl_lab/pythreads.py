@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import contextlib
 import heapq
-import itertools
 import queue as _queue
 import sys
 import threading
@@ -64,7 +63,6 @@ LIBRARIES = frozenset({
 _SKIP_FILES = (__file__, threading.__file__, _queue.__file__)
 
 _STATE = rawsync.Lock()  # every primitive's state (a program's threads take turns anyway)
-_COUNT = itertools.count(1)
 _NS = 1_000_000_000
 
 
@@ -116,9 +114,9 @@ class _Primitive:
     def _setup(self) -> None:
         made = _program_frame()
         self._real = made is not None and _library(made)
-        self._label = f"{self._kind} #{next(_COUNT)}"
-        if made is not None and not self._real:
-            self._label += f" (made at {_short(made.f_code.co_filename)}:{made.f_lineno})"
+        # where it was made names it (a process-wide number would differ from run to run)
+        self._label = self._kind if made is None else \
+            f"{self._kind} (made at {_short(made.f_code.co_filename)}:{made.f_lineno})"
         self._waiters: list[Any] = []
         self._cv = rawsync.Condition(_STATE)
         self._outside = 0  # threads outside the schedule waiting on ``_cv``
@@ -697,54 +695,66 @@ class Barrier(_Primitive):
 
     def wait(self, timeout: float | None = None) -> int:
         """Wait until ``parties`` threads called ``wait``; returns this one's index
-        (``BrokenBarrierError`` when the barrier is or becomes broken)."""
+        (``BrokenBarrierError`` when the barrier is or becomes broken).
+
+        Two rows: the arrival (what the others come after) and the wait for the others
+        (which comes after every arrival); one row that was both would order each waiting
+        party before and after the others at once.
+        """
         if timeout is None:
             timeout = self._timeout
         state: dict[str, Any] = {}
 
-        def arrive(me: Any, cid: int) -> tuple[bool, list[Any], list[Any]]:
-            if "gen" not in state:
-                if self._broken:
-                    raise BrokenBarrierError
-                state["gen"], state["index"] = self._generation, self._count
-                self._count += 1
-                if cid >= 0:
-                    self._arrivals.append(cid)
-                if self._count == self._parties:
-                    state["last"] = True
-                    return True, [], []
-            gen = state["gen"]
-            if gen in self._outcome:
-                rows = self._outcome[gen]
-                if rows is None:
-                    raise BrokenBarrierError
-                return True, [(c, "barrier") for c in rows], []
-            return False, [], []
+        def arrive(me: Any, cid: int) -> tuple[list[Any], list[Any]]:
+            if self._broken:
+                raise BrokenBarrierError
+            state["gen"], state["index"] = self._generation, self._count
+            self._count += 1
+            if cid >= 0:
+                self._arrivals.append(cid)
+                state["arrival"] = cid
+            state["last"] = self._count == self._parties
+            return [], []
 
-        ok = self._take(f"{self._kind}.wait", arrive,
-                        _needs_any(f"the barrier waits for {self._parties} parties"),
-                        True, timeout)
-        if not ok:  # timed out: the barrier breaks for everybody
-            self.abort()
-            raise BrokenBarrierError
-        if state.get("last"):
+        self._change(f"{self._kind}.wait", arrive)
+        if state["last"]:
             if self._action is not None:
                 try:
                     self._action()
                 except BaseException:
                     self.abort()
                     raise
-            self._release()
+            self._release(state.get("arrival", -1))
+            return int(state["index"])
+
+        def leave(me: Any, cid: int) -> tuple[bool, list[Any], list[Any]]:
+            gen = state["gen"]
+            if gen not in self._outcome:
+                return False, [], []
+            rows = self._outcome[gen]
+            if rows is None:
+                raise BrokenBarrierError
+            return True, [(c, "barrier") for c in rows if c != state.get("arrival")], []
+
+        ok = self._take(f"{self._kind}.wait", leave,
+                        _needs_any(f"the barrier waits for {self._parties} parties"),
+                        True, timeout)
+        if not ok:  # timed out: the barrier breaks for everybody
+            self.abort()
+            raise BrokenBarrierError
         return int(state["index"])
 
-    def _release(self) -> None:
+    def _release(self, mine: int) -> None:
+        """The last party lets the generation go: after every arrival, before every
+        leaving."""
         def change(me: Any, cid: int) -> tuple[list[Any], list[Any]]:
+            edges = [(c, "barrier") for c in self._arrivals if c != mine]
             self._outcome[self._generation] = self._arrivals + ([cid] if cid >= 0 else [])
             self._outcome.pop(self._generation - 4, None)
             self._generation += 1
             self._count = 0
             self._arrivals = []
-            return [], self._wake_all()
+            return edges, self._wake_all()
 
         self._change(f"{self._kind}.wait", change)
 
