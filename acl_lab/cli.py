@@ -27,7 +27,6 @@ import os
 import signal
 import sys
 import threading
-import time
 import traceback
 import weakref
 from types import BuiltinFunctionType, FunctionType, ModuleType
@@ -35,6 +34,7 @@ from typing import Any
 
 from . import __version__
 from ._extras import MissingExtra
+from .runtime import rawsync
 from .runtime.errors import DeadlockError
 from .runtime.profiles import PROFILES
 
@@ -67,6 +67,12 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--report", metavar="FILE",
                    help="also write the offline HTML report (findings, timeline, memory map)")
     r.add_argument("--quiet", action="store_true", help="no summary on stderr")
+    r.add_argument("--seed", type=int, default=None, metavar="S",
+                   help="the host schedule's seed: 0 (the default) is the plain schedule, "
+                   "another seed a perturbed one; the same seed replays the same run")
+    r.add_argument("--explore", type=int, default=None, metavar="N",
+                   help="run the program under N schedules (seeds 0..N-1) and report every "
+                   "finding and every differing outcome with the seed that shows it")
     r.add_argument("program", help="the Python program (or compiled binary) to run")
     sub.add_parser("atc", help="convert an ONNX model to an emulated .om (ATC's flags)",
                    add_help=False)
@@ -111,17 +117,28 @@ def run(opts: argparse.Namespace) -> int:
     if not os.path.isfile(prog):
         print(f"acl-lab: {prog}: no such file", file=sys.stderr)
         return 2
-    _default_outputs(opts)
+    if opts.explore is None:
+        _default_outputs(opts)
     for flag, path in _outputs(opts):
         problem = _output_problem(path)
         if problem:
             print(f"acl-lab: --{flag} {path}: {problem}", file=sys.stderr)
             return 2
+    if opts.explore is not None:  # each schedule in an acl-lab run of its own
+        from .schedules import explore_main
+        return explore_main(opts)
+    if opts.seed is not None:  # the C library's embedded session reads it too
+        os.environ["ACL_LAB_SEED"] = str(opts.seed)
     from .capi.commands import is_binary, run_binary
     if is_binary(prog):  # a C/C++ program linked with libascendcl (acl-lab cc)
         return run_binary(opts, _write_outputs, _RunEnd)
     session = Session(profile=opts.profile, device_count=opts.devices,
-                      pageable_async=opts.pageable_async, run_mode=opts.run_mode)
+                      pageable_async=opts.pageable_async, run_mode=opts.run_mode,
+                      seed=opts.seed)
+    from .tracer.summary import ResultsDigest
+    results = ResultsDigest()
+    session.hooks.subscribe(results)
+    opts.results_digest = results
     prev = set_current_session(session)
     install()
     end = _RunEnd()
@@ -231,8 +248,10 @@ def _write_outputs(trace: Any, opts: argparse.Namespace, end: _RunEnd) -> int:
     findings = trace.findings()
     from .tracer.summary import build_summary
     from .tracer.units import human_bytes
+    digest = getattr(opts, "results_digest", None)
     summary = build_summary(trace, findings, exit_code=end.exit_code, error=end.error,
-                            interrupted=end.interrupted is not None)
+                            interrupted=end.interrupted is not None,
+                            results=digest.hexdigest() if digest is not None else None)
     exit_code = end.exit_code
     writers: list[tuple[str, str | None, Any]] = [
         ("trace", opts.trace, lambda path: trace.save(path)),
@@ -544,11 +563,17 @@ def _program_threads(session: Any) -> list[threading.Thread]:
 
 
 def _join_threads(others: list[threading.Thread], grace: float = 2.0) -> None:
-    """Let the program's other threads finish (up to ``grace`` s in all), as the interpreter
-    joins them before its atexit handlers."""
-    deadline = time.monotonic() + grace
+    """Join the program's non-daemon threads, as the interpreter does before its atexit
+    handlers: a thread in the host schedule is joined there (one that can never end is a
+    deadlock at exit: the real process would hang), any other for up to ``grace`` s."""
+    deadline = rawsync.monotonic() + grace
     for t in others:
-        t.join(max(0.0, deadline - time.monotonic()))
+        if t.daemon:
+            continue  # the interpreter does not wait for daemon threads
+        if getattr(t, "_acl_lab_token", None) is not None:
+            t.join()
+        else:
+            t.join(max(0.0, deadline - rawsync.monotonic()))
 
 
 def _release_threads(session: Any, others: list[threading.Thread]) -> int:

@@ -23,9 +23,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from .report import Report, grade_run
+from .report import Report, grade_runs
 from .rubric import Exercise, all_exercises, get_exercise
-from .runner import run_exercise
+from .runner import new_seed, run_exercise
 
 #: ids of reports ``check`` displayed in the running cell: the cell's automatic display of
 #: the returned report is skipped, so the feedback shows once. Cleared after every cell.
@@ -34,14 +34,20 @@ _hook_installed = False
 
 
 def check(ex_id: Exercise | str, fn: Any, *, seed: int | None = None,
-          time_limit: float | None = None) -> Report:
+          time_limit: float | None = None, schedule: int | None = None) -> Report:
     """Grade ``fn`` against exercise ``ex_id`` and show the result in the notebook.
+
+    A part whose threads could interleave otherwise runs under each of its host schedules
+    (``Exercise.schedules``), with the same arguments; an item passes only under all of
+    them, and the feedback names the seed of a schedule that fails it.
 
     Args:
         ex_id: the exercise id (``"04.1"``) or the ``Exercise``.
         fn: the learner's function itself (not its result).
         seed: reproduce a run (the report shows the seed it used); default: a random one.
         time_limit: real seconds the function may run (default: the exercise's limit).
+        schedule: run under this one host schedule only (replay a failing seed the
+            feedback named); default: every schedule of the part.
 
     Returns:
         The ``Report``.
@@ -56,12 +62,23 @@ def check(ex_id: Exercise | str, fn: Any, *, seed: int | None = None,
         raise TypeError(f"check({ex.id!r}, ...) needs your function itself, e.g. "
                         f"check({ex.id!r}, {ex.entry}), not {type(fn).__name__} "
                         "(did you call it?)")
-    run = run_exercise(ex, fn, seed=seed, time_limit=time_limit)
-    report = grade_run(ex, run)
+    report = grade(ex, fn, seed=seed, time_limit=time_limit, schedule=schedule)
     _log_attempt(report)
     if _kernel() is not None:
         show(report)
     return report
+
+
+def grade(ex: Exercise, fn: Any, *, seed: int | None = None, time_limit: float | None = None,
+          schedule: int | None = None) -> Report:
+    """Run ``fn`` under each of the part's host schedules (or ``schedule`` alone), with the
+    same arguments, and judge the runs together (``report.grade_runs``)."""
+    if seed is None:
+        seed = new_seed()  # one seed: every schedule runs the same arguments
+    schedules = range(ex.schedules) if schedule is None else (int(schedule),)
+    runs = [run_exercise(ex, fn, seed=seed, time_limit=time_limit, schedule=s)
+            for s in schedules]
+    return grade_runs(ex, runs)
 
 
 # ------------------------------------------------------------------------- the attempt log
@@ -168,7 +185,7 @@ def check_all(ids: Iterable[str] | None = None, namespace: Mapping[str, Any] | N
         if not callable(fn):
             missing.append(ex.id)
             continue
-        report = grade_run(ex, run_exercise(ex, fn, seed=seed))
+        report = grade(ex, fn, seed=seed)
         _log_attempt(report)
         reports.append(report)
     return CheckAll(tuple(reports), tuple(missing))

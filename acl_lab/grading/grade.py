@@ -69,7 +69,7 @@ from ..transport.client import FD_ENV as PIPE_FD_ENV
 from . import sandbox as _sandbox
 from . import worker as _worker
 from .notebook import notebook_exercises
-from .report import Report, grade_run
+from .report import Report, grade_run, grade_runs
 from .rubric import HIDDEN_MARK, Exercise, Run, all_exercises, get_exercise
 from .runner import new_seed
 
@@ -403,10 +403,12 @@ def _kill_group(proc: subprocess.Popen[bytes]) -> None:
         os.killpg(proc.pid, signal.SIGKILL)
 
 
-def _run_child(job: _Job, runs: list[tuple[Exercise, int]], workdir: Path,
+def _run_child(job: _Job, runs: list[tuple[Exercise, int, int]], workdir: Path,
                opts: GradeOptions, solutions: list[str]) -> tuple[int | None, bool, str, Path]:
     """Start the worker on ``job``'s notebook for ``runs`` (exercise, hidden run or not,
-    and its seed, in order); wait at most ``opts.timeout`` s.
+    its seed and its host schedule's seed, in order); wait at most ``opts.timeout`` s. The
+    schedule seeds go to the emulator server, beside the sandbox, not through the worker
+    (a submission cannot pick its schedules).
 
     Returns:
         exit code (negative: signal), whether it was killed for time, the end of its output,
@@ -418,13 +420,14 @@ def _run_child(job: _Job, runs: list[tuple[Exercise, int]], workdir: Path,
     notebook = run_dir / job.path.name
     shutil.copyfile(job.path, notebook)
     spec = {"notebook": str(notebook), "out": str(out_dir), "memory_mb": opts.memory_mb,
-            "exercises": [[ex.id, seed] for ex, seed in runs],
+            "exercises": [[ex.id, seed] for ex, seed, _ in runs],
             "solutions": solutions}
     record_dir = workdir / _worker.RECORDED_DIR
     record_dir.mkdir()
     env = _child_env(solutions)
     # the emulator (Session, recorder) runs outside the worker's sandbox, beside it
-    emulator = _sandbox.start_emulator(str(record_dir), str(run_dir), [ex.id for ex, _ in runs],
+    emulator = _sandbox.start_emulator(str(record_dir), str(run_dir),
+                                       [[ex.id, schedule] for ex, _, schedule in runs],
                                        opts.memory_mb, env, opts.sandbox,
                                        [*solutions, *opts.hidden])
     env[PIPE_FD_ENV] = str(emulator.client_fd)
@@ -509,16 +512,30 @@ def _death_reason(code: int | None, killed: bool, output: str, opts: GradeOption
 
 def grade_exercise_folder(ex: Exercise, seed: int, folder: Path,
                           cell_errors: Sequence[str] = (),
-                          recorded: Path | None = None) -> tuple[Report | None, str | None]:
-    """Grade what the worker left in ``folder`` for ``ex``, in this process.
-
-    The trace is loaded with the strict ``Trace.load``, the findings are recomputed here and
-    the ``Run`` carries ``seed`` (this process's), never anything the child claims. The trace
-    and the landed bytes are read from ``recorded`` (default: the emulator server's folder of
-    the same name, ``<workdir>/recorded/ex<i>``), never from what the worker wrote.
+                          recorded: Path | None = None,
+                          schedule: int = 0) -> tuple[Report | None, str | None]:
+    """Grade what the worker left in ``folder`` for ``ex`` (``load_run``), in this process.
 
     Returns:
         ``(report, None)``, or ``(None, reason)`` when the folder holds no complete result
+        (``reason`` is None when the result file is missing: the child died first).
+    """
+    run, reason = load_run(ex, seed, folder, cell_errors, recorded, schedule)
+    return (grade_run(ex, run), None) if run is not None else (None, reason)
+
+
+def load_run(ex: Exercise, seed: int, folder: Path, cell_errors: Sequence[str] = (),
+             recorded: Path | None = None, schedule: int = 0) -> tuple[Run | None, str | None]:
+    """The ``Run`` the worker left in ``folder`` for ``ex``, rebuilt in this process.
+
+    The trace is loaded with the strict ``Trace.load``, the findings are recomputed here and
+    the ``Run`` carries ``seed`` and ``schedule`` (this process's), never anything the child
+    claims. The trace and the landed bytes are read from ``recorded`` (default: the emulator
+    server's folder of the same name, ``<workdir>/recorded/ex<i>``), never from what the
+    worker wrote.
+
+    Returns:
+        ``(run, None)``, or ``(None, reason)`` when the folder holds no complete result
         (``reason`` is None when the result file is missing: the child died first).
     """
     from ..tracer.trace import Trace
@@ -570,8 +587,9 @@ def grade_exercise_folder(ex: Exercise, seed: int, folder: Path,
     except ValueError as e:
         return None, f"the grading process wrote an invalid record of the copies back: {e}"
     run = Run(exercise=ex.id, seed=seed, result=result, error=error, timed_out=timed_out,
-              trace=trace, findings=findings, violations=tuple(violations), landed=landed)
-    return grade_run(ex, run), None
+              trace=trace, findings=findings, violations=tuple(violations), landed=landed,
+              schedule=schedule)
+    return run, None
 
 
 def grade_notebook(job: _Job, opts: GradeOptions, solutions: list[str]) -> NotebookOutcome:
@@ -585,9 +603,13 @@ def grade_notebook(job: _Job, opts: GradeOptions, solutions: list[str]) -> Noteb
     hidden = [(i, variant, h.description) for i, ex in enumerate(job.exercises)
               for h, variant in zip(ex.hidden, ex.hidden_exercises(), strict=True)]
     hidden_seeds = [new_seed() for _ in hidden]
-    runs = [*zip(job.exercises, seeds, strict=True),
-            *((variant, seed) for (_, variant, _), seed in zip(hidden, hidden_seeds,
-                                                                strict=True))]
+    # each run once per host schedule of its exercise (the same arguments), in order: the
+    # folders of a run's schedules are consecutive
+    runs = [(ex, seed, k) for ex, seed in zip(job.exercises, seeds, strict=True)
+            for k in range(ex.schedules)]
+    runs += [(variant, seed, k) for (_, variant, _), seed in zip(hidden, hidden_seeds,
+                                                                 strict=True)
+             for k in range(variant.schedules)]
     with tempfile.TemporaryDirectory(prefix="acl-lab-grade-", ignore_cleanup_errors=True) as tmp:
         try:
             code, killed, output, out_dir = _run_child(job, runs, Path(tmp), opts, solutions)
@@ -612,9 +634,33 @@ def grade_notebook(job: _Job, opts: GradeOptions, solutions: list[str]) -> Noteb
             if isinstance(nb_doc.get("failed"), str):
                 failed = f"the notebook could not be run: {nb_doc['failed'][:2000]}"
         first_missing: str | None = None
-        for index, (ex, seed) in enumerate(zip(job.exercises, seeds, strict=True)):
-            folder = out_dir / f"ex{index}"
-            report, reason = grade_exercise_folder(ex, seed, folder, outcome.cell_errors)
+        index = 0
+
+        def graded(ex: Exercise, seed: int) -> tuple[Report | None, str | None]:
+            """The report over the runs of ``ex``'s schedules from folder ``index`` on, or
+            why there is none (None: a result is missing, the child died first)."""
+            nonlocal index
+            got: list[Run] = []
+            why: str | None = None
+            missing = False
+            for k in range(ex.schedules):
+                run, reason = load_run(ex, seed, out_dir / f"ex{index}", outcome.cell_errors,
+                                       schedule=k)
+                index += 1
+                if run is not None:
+                    got.append(run)
+                elif reason is not None:
+                    why = why or reason
+                else:
+                    missing = True
+            if why is not None:
+                return None, why
+            if missing or not got:
+                return None, None
+            return grade_runs(ex, got), None
+
+        for ex, seed in zip(job.exercises, seeds, strict=True):
+            report, reason = graded(ex, seed)
             if report is None and reason is None:
                 if failed is not None:
                     reason = failed
@@ -630,11 +676,9 @@ def grade_notebook(job: _Job, opts: GradeOptions, solutions: list[str]) -> Noteb
                         reason = f"memory limit of {opts.memory_mb} MiB exceeded " \
                                  f"while running the notebook's cells ({cells})"
             outcome.exercises.append(ExerciseOutcome(ex, job.name, report, reason, seed))
-        # outcome.exercises[i] is job.exercises[i]'s; hidden run n is in folder ex<n>
-        for index, ((parent, variant, what), seed) in enumerate(
-                zip(hidden, hidden_seeds, strict=True), start=len(job.exercises)):
-            report, reason = grade_exercise_folder(variant, seed, out_dir / f"ex{index}",
-                                                   outcome.cell_errors)
+        # outcome.exercises[i] is job.exercises[i]'s; the hidden runs' folders follow
+        for (parent, variant, what), seed in zip(hidden, hidden_seeds, strict=True):
+            report, reason = graded(variant, seed)
             if report is None and reason is None:
                 reason = failed or _death_reason(code, killed, output, opts,
                                                  f"before hidden run {variant.id} finished")

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import html
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -86,6 +86,22 @@ class Report:
     results: tuple[ItemResult, ...]
     run: Run
     gate: str | None = None
+    runs: tuple[Run, ...] = ()
+
+    @property
+    def schedules(self) -> tuple[int, ...]:
+        """The host schedule seeds the function ran under (``grade_runs``)."""
+        return tuple(r.schedule for r in self.runs) or (self.run.schedule,)
+
+    def schedule_note(self) -> str:
+        """How the part was run when it ran under several schedules, and which run the
+        figures show; "" for one run."""
+        if len(self.runs) < 2:
+            return ""
+        seeds = self.schedules
+        return (f"Graded under {len(seeds)} host schedules (seeds {seeds[0]}-{seeds[-1]}; "
+                f"replay one with check(..., schedule=S) or acl-lab run --seed S); an item "
+                f"passes only under all of them. The views show seed {self.run.schedule}.")
 
     # ------------------------------------------------------------------ summary
     @property
@@ -156,6 +172,8 @@ class Report:
         elif self.gate:
             lines.append("Every item scores 0: " + self.gate)
         lines += [f"Note: {w}" for w in self.waived]
+        if self.schedule_note():
+            lines.append(self.schedule_note())
         lines.append(self.outcome())
         for r in self.results:
             mark = "PASS" if r.passed else "FAIL"
@@ -223,6 +241,10 @@ class Report:
                          f'white-space:pre-wrap">Every item scores 0: {_esc(self.gate)}</div>')
         parts += [f'<div class="acl-lab-waived" style="color:#5d6d7e">Note: {_esc(w)}</div>'
                   for w in self.waived]
+        if self.schedule_note():
+            parts.append('<div class="acl-lab-schedules" style="color:#5d6d7e" '
+                         f'data-schedules="{len(self.runs)}" '
+                         f'data-shown="{self.run.schedule}">{_esc(self.schedule_note())}</div>')
         colour = _FAIL_COLOUR if self.run.error is not None else "#5d6d7e"
         parts.append(f'<div class="acl-lab-outcome" style="color:{colour};'
                      f'white-space:pre-wrap">{_esc(self.outcome())}</div>')
@@ -324,6 +346,46 @@ def grade_run(ex: Exercise | str, run: Run) -> Report:
     results = tuple(ItemResult(r.item, False, r.reason, 0) if not r.passed
                     else ItemResult(r.item, False, why, 0, view) for r in judged)
     return Report(exercise, run.seed, results, run, gate=why)
+
+
+def grade_runs(ex: Exercise | str, runs: Sequence[Run]) -> Report:
+    """Judge the runs of one part under its host schedules (``Exercise.schedules``; the
+    same arguments, schedule seeds 0, 1, ...): an item passes only if it passes under every
+    one, and a failure's reason names the seed of the first schedule that shows it. The
+    report's ``run`` (what its views draw) is that schedule's run.
+
+    Raises:
+        ValueError: no runs, or a run of another exercise.
+    """
+    if not runs:
+        raise ValueError("grade_runs needs at least one run")
+    reports = [grade_run(ex, r) for r in runs]
+    first = reports[0]
+    if len(reports) == 1:
+        return first
+    n = len(reports)
+    combined: list[ItemResult] = []
+    shown: Report | None = None
+    for i, item in enumerate(first.exercise.items):
+        bad = [rep for rep in reports if not rep.results[i].passed]
+        if not bad:
+            r = first.results[i]
+            combined.append(ItemResult(item, True, r.reason, item.points, r.gate_view))
+            continue
+        rep = bad[0]
+        shown = shown or rep
+        r = rep.results[i]
+        where = (f" [under host schedule seed {rep.run.schedule}: it fails under "
+                 f"{len(bad)} of the {n} schedules]" if len(bad) < n else "")
+        combined.append(ItemResult(item, False, r.reason + where, 0, r.gate_view))
+    gated = next((rep for rep in reports if rep.gate), None)
+    gate_text = None
+    if gated is not None:
+        gate_text = gated.gate if all(rep.gate for rep in reports) else \
+            f"{gated.gate} [under host schedule seed {gated.run.schedule}]"
+    picked = shown or first
+    return Report(first.exercise, first.seed, _hold(tuple(combined)), picked.run,
+                  gate=gate_text, runs=tuple(runs))
 
 
 #: The view that shows a finding of each kind (the timeline for the others).

@@ -59,6 +59,7 @@ class Run:
         landed: the bytes every device-to-host copy delivered, as ``(task row, bytes)``
             in the order they landed (``provenance.LandedLog``); result items compare the
             returned values with them (``provenance.from_device``).
+        schedule: the host schedule's seed of the run (``Exercise.schedules``).
     """
 
     exercise: str
@@ -70,6 +71,7 @@ class Run:
     findings: tuple[Finding, ...]
     violations: tuple[str, ...] = ()
     landed: tuple[tuple[int, bytes], ...] = ()
+    schedule: int = 0
 
     @property
     def hidden(self) -> bool:
@@ -139,6 +141,11 @@ class Item:
             raise ValueError("points must not be negative")
 
 
+#: Host schedules a part whose threads could interleave runs under (``Exercise.schedules``):
+#: the plain one and three perturbed ones. ``python -m benchmarks --only schedules`` measures
+#: what each threaded part costs per schedule (a few hundredths of a second).
+THREADED_SCHEDULES = 4
+
 #: Separates an exercise id from the id of one of its hidden runs (``"04.3~other_sizes"``).
 HIDDEN_MARK = "~"
 
@@ -188,6 +195,12 @@ class Exercise:
             ``None`` result or an exception fails every item (``report.grade_run``).
             Only the grader's own test rubrics turn it off.
         hidden: the runs only ``acl-lab grade`` makes (see the module docstring).
+        schedules: how many host schedules the function runs under (seeds 0 to
+            ``schedules - 1``, the same arguments each time): a part whose threads could
+            interleave otherwise. An item passes only if it passes under every schedule
+            (``report.grade_runs``), so an answer right only in the order one schedule
+            happened to choose fails, and the feedback names the seed that shows it.
+            ``benchmarks/bench_schedules.py`` measures what each costs.
     """
 
     id: str
@@ -201,6 +214,11 @@ class Exercise:
     waives: tuple[tuple[str, str], ...] = ()
     needs_device: bool = True
     hidden: tuple[Hidden, ...] = ()
+    schedules: int = 1
+
+    def __post_init__(self) -> None:
+        if self.schedules < 1:
+            raise ValueError(f"exercise {self.id}: schedules must be at least 1")
 
     @property
     def points(self) -> int:
@@ -226,7 +244,7 @@ class Exercise:
                 (k, "the visible rubric judges it") for k in sorted(
                     claimed - {c for it in h.items for c in it.claims}
                     - {w for w, _ in self.waives})),
-            needs_device=self.needs_device) for h in self.hidden]
+            needs_device=self.needs_device, schedules=self.schedules) for h in self.hidden]
 
     def claimed(self) -> frozenset[str]:
         """Finding kinds some item claims or the exercise waives (the gate lets them pass)."""

@@ -29,6 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from ..runtime import rawsync
 from ..runtime.session import Session, current_session, set_current_session
 from .provenance import LandedLog
 from .rubric import Exercise, Run, get_exercise
@@ -74,7 +75,7 @@ def new_seed() -> int:
 
 
 def run_exercise(ex: Exercise | str, fn: Callable[..., Any], *, seed: int | None = None,
-                 time_limit: float | None = None) -> Run:
+                 time_limit: float | None = None, schedule: int = 0) -> Run:
     """Run ``fn(*ex.make_args(seed))`` once in a fresh Session and record what happened.
 
     Args:
@@ -82,6 +83,7 @@ def run_exercise(ex: Exercise | str, fn: Callable[..., Any], *, seed: int | None
         fn: the learner's function.
         seed: the seed the arguments are drawn from (default: a random one).
         time_limit: real seconds ``fn`` may run (default: ``ex.time_limit``).
+        schedule: the host schedule's seed (``Exercise.schedules``: 0 .. schedules - 1).
 
     Returns:
         The ``Run``: result or error text, ``timed_out``, the frozen trace (leaks recorded by
@@ -95,7 +97,7 @@ def run_exercise(ex: Exercise | str, fn: Callable[..., Any], *, seed: int | None
     exercise = get_exercise(ex) if isinstance(ex, str) else ex
     seed = new_seed() if seed is None else int(seed)
     limit = exercise.time_limit if time_limit is None else float(time_limit)
-    state, timed_out = _attempt(exercise, fn, seed, limit)
+    state, timed_out = _attempt(exercise, fn, seed, limit, schedule=schedule)
     session = state.session
     assert session is not None  # set before args_ready
     trace = _finish(session)
@@ -107,7 +109,7 @@ def run_exercise(ex: Exercise | str, fn: Callable[..., Any], *, seed: int | None
         error, result = state.error, (state.result if state.returned else None)
     landed = tuple(state.landed.landed) if state.landed is not None else ()
     return Run(exercise.id, seed, result, error, timed_out, trace, tuple(trace.findings()),
-               landed=landed)
+               landed=landed, schedule=schedule)
 
 
 @dataclass
@@ -141,7 +143,8 @@ def run_exercise_remote(ex: Exercise | str, fn: Callable[..., Any], pipe: Any, i
 
 def _attempt(exercise: Exercise, fn: Callable[..., Any], seed: int, limit: float,
              begin: Callable[[], None] | None = None,
-             close: Callable[[], None] | None = None) -> tuple[_Attempt, bool]:
+             close: Callable[[], None] | None = None,
+             schedule: int = 0) -> tuple[_Attempt, bool]:
     """Run ``fn`` in the worker thread (``_work``) for up to ``limit`` seconds, stopping it
     (``_stop``) when time is up or the grader itself is interrupted.
 
@@ -153,10 +156,11 @@ def _attempt(exercise: Exercise, fn: Callable[..., Any], seed: int, limit: float
         Exception: whatever setting up the run (``ex.make_args``, the Session) raised.
     """
     state = _Attempt()
-    args_ready = threading.Event()
+    args_ready = rawsync.Event()  # the grader's own handshake, outside any schedule
     previous = current_session(create=False)
-    worker = threading.Thread(target=_work, args=(exercise, fn, seed, state, args_ready, begin),
-                              name="learner", daemon=True)
+    worker = threading.Thread(target=_work, args=(exercise, fn, seed, state, args_ready, begin,
+                                                  schedule), name="learner", daemon=True)
+    worker._acl_lab_external = True  # type: ignore[attr-defined]  # it makes its own session
     timed_out = False
     try:
         worker.start()
@@ -188,13 +192,14 @@ def _timed_out_text(limit: float) -> str:
 
 
 def _work(ex: Exercise, fn: Callable[..., Any], seed: int, state: _Attempt,
-          args_ready: threading.Event, begin: Callable[[], None] | None = None) -> None:
+          args_ready: Any, begin: Callable[[], None] | None = None,
+          schedule: int = 0) -> None:
     """The worker thread: fresh Session, arguments, then the learner's function."""
     try:
         try:
             if begin is None:
                 session = Session(profile=ex.profile, device_count=ex.device_count,
-                                  watchdog=WATCHDOG_S)
+                                  watchdog=WATCHDOG_S, seed=schedule)
                 state.session = session
                 state.landed = LandedLog()
                 session.hooks.subscribe(state.landed)

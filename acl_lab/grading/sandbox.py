@@ -126,10 +126,11 @@ def command(argv: Sequence[str], *, writable: Iterable[str], hidden: Iterable[st
     return [*args, "--chdir", cwd, "--", *argv]
 
 
-def start_emulator(record_dir: str, run_dir: str, exercises: Sequence[str],
+def start_emulator(record_dir: str, run_dir: str, exercises: Sequence[Any],
                    memory_mb: int | None, env: dict[str, str], sandboxed: bool,
                    hidden: Iterable[str]) -> Any:
-    """Start the emulator server of one submission (``transport.server.ServerProcess``).
+    """Start the emulator server of one submission (``transport.server.ServerProcess``):
+    ``exercises`` are the runs in order, each ``[exercise id, host schedule seed]``.
 
     It records the trace of every exercise into ``record_dir`` (which the worker's sandbox
     cannot see) and, when ``sandboxed``, runs in a bubblewrap sandbox of its own: the same

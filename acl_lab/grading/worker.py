@@ -662,7 +662,7 @@ def main(argv: list[str] | None = None) -> int:
         job = json.loads(sys.stdin.read())
         notebook = str(job["notebook"])
         out = Path(job["out"])
-        jobs = [(str(e), int(s)) for e, s in job["exercises"]]
+        jobs = [(str(e[0]), int(e[1])) for e in job["exercises"]]
         memory_mb = job.get("memory_mb")
     except (ValueError, KeyError, TypeError) as e:
         print(f"acl-lab grade worker: bad job description: {e}", file=sys.stderr)

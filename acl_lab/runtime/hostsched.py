@@ -39,8 +39,9 @@ the thread comes back. The same watchdog declares a deadlock that only an extern
 could still end after ``watchdog`` seconds without progress.
 
 Seeds. Seed 0 is the plain schedule. Any other seed perturbs it, as a busy machine would: the
-tie-break order, how long a new thread takes to start (0 to 2x ``thread_start_ns``), an
-occasional delay of a thread at a scheduling point (an operating-system preemption), and the
+tie-break order, how long a new thread takes to start (at once, or up to 2x
+``thread_start_ns``), delays of a thread at scheduling points (operating-system preemptions:
+each seed draws how often and how long), and the
 device's task durations within the profile's ``jitter``. ``acl-lab run --explore N`` runs
 seeds 0..N-1; ``--seed S`` replays one.
 
@@ -76,10 +77,12 @@ DEFAULT_PREEMPT_S = 0.5
 #: Real seconds between two looks of the watchdog (and the longest a waiting thread sleeps
 #: before it looks at the session again: a safety net, a turn is handed over by a notify).
 POLL_S = 0.25
-#: Seed != 0: the chance that a thread is delayed at a scheduling point, and the mean delay
-#: (virtual ns) when it is: an operating system preempting a thread for a time slice.
-DELAY_CHANCE = 1 / 16
-DELAY_MEAN_NS = 20_000
+#: Seed != 0: the chances that a thread is delayed at a scheduling point, and the mean
+#: delays (virtual ns) when it is (an operating system preempting a thread for a time
+#: slice); each seed draws one of each, so some seeds preempt rarely and briefly, others
+#: often and long (a busy machine).
+DELAY_CHANCES = (1 / 32, 1 / 8, 1 / 3)
+DELAY_MEANS_NS = (2_000, 20_000, 100_000)
 
 #: The pseudo-call row that marks where the fallback took a thread out of the schedule.
 LEFT_CONTROL = "acl_lab.schedule_left_control"
@@ -142,6 +145,8 @@ class HostScheduler:
                  owner: threading.Thread | None = None) -> None:
         self.seed = int(seed)
         self.rng = random.Random(self.seed)
+        self.delay_chance = self.rng.choice(DELAY_CHANCES) if self.seed else 0.0
+        self.delay_mean = self.rng.choice(DELAY_MEANS_NS) if self.seed else 0
         self.preempt_s = preempt_s
         self.owner = owner
         #: controlled threads in the order they came under control
@@ -176,8 +181,13 @@ class HostScheduler:
         return float(th.idx) if not self.seed else self.rng.random()
 
     def start_latency(self, base: int) -> int:
-        """How long a new thread takes to run its first line (``thread_start_ns``)."""
-        return base if not self.seed else int(base * 2 * self.rng.random())
+        """How long a new thread takes to run its first line (``thread_start_ns``): the
+        base for seed 0; otherwise half the time at once (another core was free: the new
+        thread and its starter go on side by side, the tie-break decides) and otherwise
+        anything up to twice the base."""
+        if not self.seed:
+            return base
+        return 0 if self.rng.random() < 0.5 else int(base * 2 * self.rng.random())
 
     def jitter(self, duration: int, share: float) -> int:
         """A device task's duration perturbed by up to ``share`` either way (seed != 0)."""
@@ -287,8 +297,8 @@ def point(s: Session, th: HostThread) -> None:
         if sc.running is not th:  # the watchdog detached it in the meantime
             th.turn = DETACHED
             return point(s, th)
-        if sc.perturbed and sc.rng.random() < DELAY_CHANCE:
-            th.clock += int(sc.rng.expovariate(1 / DELAY_MEAN_NS))
+        if sc.delay_chance and sc.rng.random() < sc.delay_chance:
+            th.clock += int(sc.rng.expovariate(1 / sc.delay_mean))
         th.turn = READY
         sc.running = None
     elif turn in (OUTSIDE, DETACHED):

@@ -37,12 +37,15 @@ _MEMSET, _NO_ENGINE = int(TaskKind.MEMSET), int(Engine.NONE)
 
 
 def number(s: Session, t: Task) -> None:
-    """Give a task its id (= its row in the trace).
+    """Give a task its id (= its row in the trace); under a perturbed host schedule (seed
+    != 0, ``hostsched``) its duration varies within the profile's ``jitter``.
 
     A task whose range already runs past its allocation fails at its start and moves
     nothing: it takes 1 ns, not the cost of its count (which must not hold the engine or
     push the clock out by years; a start before the end keeps the effect order).
     """
+    if s.sched.seed:  # a perturbed schedule: the device's times vary within the jitter
+        t.duration = s.sched.jitter(t.duration, s.profile.jitter)
     if type(t) is CopyTask:
         n = t.nbytes
         if t.src_off + n > t.src.size or t.dst_off + n > t.dst.size:

@@ -762,6 +762,12 @@ class Recorder:
             self._restore()
         meta = dict(self.meta)
         meta["virtual_time_ns"] = max((t.clock for t in self.session.thread_list), default=0)
+        sched = getattr(self.session, "sched", None)
+        if sched is not None:  # the host schedule this run had (``hostsched``)
+            meta["schedule_seed"] = sched.seed
+            meta["schedule_threads"] = len(sched.threads)
+            meta["schedule_switches"] = sched.switches
+            meta["schedule_preemptions"] = sched.preemptions
         ts = self._ts
         if ts is not None and ts.dead_bytes:
             self._compact()

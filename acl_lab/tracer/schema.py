@@ -210,4 +210,6 @@ META: dict[str, Meta] = {
     "dropped_task_first_file": Meta(str), "dropped_task_first_line": Meta(int),
     "dropped_tasks_after": Meta(int, 0), "task_keep_per_site": Meta(int, 0),
     "tasks_in_flight_at_peak": Meta(int, 0), "task_shedding_stopped": Meta(str),
+    "schedule_seed": Meta(int, -(1 << 63), (1 << 63) - 1), "schedule_threads": Meta(int, 0),
+    "schedule_switches": Meta(int, 0), "schedule_preemptions": Meta(int, 0),
 }

@@ -5,7 +5,13 @@ Schema (``SUMMARY_SCHEMA_VERSION``; a reader checks the version before the field
     {"schema_version": 2, "exit_code": int, "error": str | null, "interrupted": bool,
      "findings": [{"kind", "severity", "message", "file", "line",
                    "sites": [{"file": str, "line": int}, ...]}],
-     "stats": {...}}
+     "stats": {...},
+     "schedule": {"seed": int, "threads": int, "switches": int, "left_control": int},
+     "results": str | null}
+
+``schedule`` is the host schedule of the run (``--seed`` replays it); ``results`` hashes the
+bytes its copies delivered to host memory. Both were added within version 2 (readers that
+do not know them ignore them).
 
 ``sites`` lists every distinct place a finding involves, in the order the check gives them
 (a race has two: the two accesses; a leak has the allocation and where it was reclaimed);
@@ -14,10 +20,14 @@ Schema (``SUMMARY_SCHEMA_VERSION``; a reader checks the version before the field
 
 from __future__ import annotations
 
+import hashlib
 import os
 from typing import Any
 
+from ..runtime.kinds import AllocKind
 from .checks.base import SEVERITIES
+
+_HOST_KINDS = (AllocKind.HOST_PINNED, AllocKind.HOST_PAGEABLE)
 
 SUMMARY_SCHEMA_VERSION = 2
 #: ``--fail-on`` levels: a finding of this severity or worse makes the run fail.
@@ -42,8 +52,10 @@ def finding_entry(f: Any) -> dict[str, Any]:
 
 
 def build_summary(trace: Any, findings: list[Any], *, exit_code: int, error: str | None,
-                  interrupted: bool) -> dict[str, Any]:
-    """The whole summary document of one run."""
+                  interrupted: bool, results: str | None = None) -> dict[str, Any]:
+    """The whole summary document of one run (``results``: the digest of the bytes its
+    copies delivered to host memory, ``ResultsDigest``)."""
+    meta = trace.meta
     return {
         "schema_version": SUMMARY_SCHEMA_VERSION,
         "exit_code": exit_code,
@@ -51,7 +63,31 @@ def build_summary(trace: Any, findings: list[Any], *, exit_code: int, error: str
         "interrupted": interrupted,
         "findings": [finding_entry(f) for f in findings],
         "stats": trace.stats(),
+        "schedule": {"seed": int(meta.get("schedule_seed", 0)),
+                     "threads": int(meta.get("schedule_threads", 0)),
+                     "switches": int(meta.get("schedule_switches", 0)),
+                     "left_control": int(meta.get("schedule_preemptions", 0))},
+        "results": results,
     }
+
+
+class ResultsDigest:
+    """A hook subscriber that hashes every byte the run's copies delivered to host memory,
+    in the order they landed: two runs with the same digest computed the same results (what
+    ``acl-lab run --explore`` compares between schedules)."""
+
+    def __init__(self) -> None:
+        self._h = hashlib.sha256()
+
+    def on_landed(self, task: Any, region: Any, offset: int, data: bytes) -> None:
+        """Hash a copy's bytes that landed in host memory."""
+        if getattr(region, "kind", None) in _HOST_KINDS:
+            self._h.update(int(offset).to_bytes(8, "little", signed=False))
+            self._h.update(data)
+
+    def hexdigest(self) -> str:
+        """The digest so far (16 hex digits)."""
+        return self._h.hexdigest()[:16]
 
 
 def failing_findings(findings: list[Any], level: str) -> list[Any]:

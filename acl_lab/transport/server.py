@@ -695,12 +695,12 @@ def _die_with_parent() -> None:
 def main() -> int:
     """``python -m acl_lab.transport.server``: serve the socket ``ACL_LAB_PIPE_FD``.
 
-    With a JSON job on stdin (grading: ``{"out": folder, "exercises": [id, ...],
-    "memory_mb": n}``) each ``begin i`` opens exercise ``i``'s Session (its profile and
-    device count, the grader's watchdog, a ``LandedLog``) and its end writes
-    ``out/ex<i>/trace.acltrace`` and the landed bytes there. Without a job (empty stdin) one
-    plain Session serves the whole connection. Calls made before the first ``begin`` go to
-    a plain session whose trace is ``out/trace.acltrace``.
+    With a JSON job on stdin (grading: ``{"out": folder, "exercises": [[id, schedule], ...],
+    "memory_mb": n}``) each ``begin i`` opens run ``i``'s Session (its exercise's profile and
+    device count, its host schedule's seed, the grader's watchdog, a ``LandedLog``) and its
+    end writes ``out/ex<i>/trace.acltrace`` and the landed bytes there. Without a job (empty
+    stdin) one plain Session serves the whole connection. Calls made before the first
+    ``begin`` go to a plain session whose trace is ``out/trace.acltrace``.
     """
     _die_with_parent()
     text = sys.stdin.read() if not sys.stdin.isatty() else ""
@@ -719,7 +719,10 @@ def main() -> int:
     out = Path(job["out"])
     _worker._limit_resources(job.get("memory_mb"))
     _worker.load_extra_rubrics()
-    exercises = [get_exercise(str(e)) for e in job["exercises"]]
+    # each run: an exercise id, or [id, host schedule seed] (the grader's, never the client's)
+    runs = [(e, 0) if isinstance(e, str) else (str(e[0]), int(e[1])) for e in job["exercises"]]
+    exercises = [get_exercise(e) for e, _ in runs]
+    schedules = [k for _, k in runs]
     logs: dict[int, LandedLog] = {}
 
     def make(index: int) -> Session:
@@ -727,7 +730,8 @@ def main() -> int:
             s = Session(watchdog=WATCHDOG_S)
         elif 0 <= index < len(exercises):
             ex = exercises[index]
-            s = Session(profile=ex.profile, device_count=ex.device_count, watchdog=WATCHDOG_S)
+            s = Session(profile=ex.profile, device_count=ex.device_count, watchdog=WATCHDOG_S,
+                        seed=schedules[index])
         else:
             raise ValueError(f"no exercise {index} in this job")
         logs[index] = LandedLog()

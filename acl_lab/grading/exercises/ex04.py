@@ -36,7 +36,7 @@ from ... import zoo
 from ...constants import ErrorCode, MemcpyKind, explain
 from ...runtime.om import OmModel, load_om
 from ..provenance import device_result
-from ..rubric import Exercise, Hidden, Item, Run, Verdict, register
+from ..rubric import THREADED_SCHEDULES, Exercise, Hidden, Item, Run, Verdict, register
 from .ex05 import finding_head
 
 MODEL = "lenet5"
@@ -450,6 +450,7 @@ def _correct_043(run: Run) -> Verdict:
 
 register(Exercise(
     id="04.3",
+    schedules=THREADED_SCHEDULES,
     title="worker thread with no context",
     entry="classify_in_threads",
     make_args=args_043,

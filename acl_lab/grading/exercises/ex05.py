@@ -21,7 +21,7 @@ import numpy as np
 from ...runtime.kinds import ObjectKind, TaskKind
 from ...tracer.checks import Finding
 from ..provenance import device_result
-from ..rubric import Exercise, Hidden, Item, Run, Verdict, register
+from ..rubric import THREADED_SCHEDULES, Exercise, Hidden, Item, Run, Verdict, register
 
 _CONTEXT, _STREAM = ObjectKind.CONTEXT, ObjectKind.STREAM
 _KERNEL = TaskKind.KERNEL
@@ -227,6 +227,7 @@ def check_cleanup(run: Run) -> Verdict:
 
 EXERCISE = register(Exercise(
     id="05",
+    schedules=THREADED_SCHEDULES,
     title="Multi-context threading: one context and one stream per worker thread",
     entry="add_in_threads",
     make_args=make_args,

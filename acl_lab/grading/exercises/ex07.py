@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from ..provenance import device_result
-from ..rubric import Exercise, Item, Run, Verdict, register
+from ..rubric import THREADED_SCHEDULES, Exercise, Item, Run, Verdict, register
 from .ex05 import first_sentence, ok_calls, thread_label
 from .ex06 import outputs_match, race_text
 
@@ -89,6 +89,10 @@ def check_report_thread(run: Run) -> Verdict:
     was unsubscribed and stopped."""
     trace = run.trace
     calls, t, cb = trace.calls, trace.tasks, trace.callbacks
+    unordered = run.of_kind("thread_order")
+    if unordered:  # the loop may run before the subscription or after the unsubscription
+        f = unordered[0]
+        return False, f"{first_sentence(f.message)} ({f.file}:{f.line})"
     subs = ok_calls(trace, "acl.rt.subscribe_report")
     if not subs:
         return False, "no acl.rt.subscribe_report succeeded: no thread runs the callbacks"
@@ -120,6 +124,7 @@ def check_report_thread(run: Run) -> Verdict:
 
 EXERCISE_1 = register(Exercise(
     id="07.1",
+    schedules=THREADED_SCHEDULES,
     title="A blocking callback with no report thread",
     entry="collect_with_callback",
     make_args=make_args_1,
@@ -137,10 +142,12 @@ EXERCISE_1 = register(Exercise(
         Item("no_deadlock", "No deadlock finding", 1, check_no_deadlock,
              "A callback runs inside acl.rt.process_report of the thread subscribed to its "
              "stream.", "wait_graph", claims=("deadlock",)),
-        Item("report_thread", "A separate report thread runs the callbacks, and is "
-             "unsubscribed and stopped at the end", 2, check_report_thread,
-             "Which thread calls acl.rt.process_report in your program, and when does it "
-             "stop?", "timeline"),
+        Item("report_thread", "A separate report thread runs the callbacks; its loop starts "
+             "after the subscription and is stopped before the unsubscription", 2,
+             check_report_thread,
+             "Which thread calls acl.rt.process_report in your program, when does it start "
+             "and when does it stop? Nothing but a join or an Event orders two threads.",
+             "timeline", claims=("thread_order",)),
     ),
 ))
 

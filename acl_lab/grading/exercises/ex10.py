@@ -40,7 +40,7 @@ from ...runtime.session import Session
 from ...tracer.units import human_bytes
 from ...tracer.schema import TASK_KINDS
 from ..provenance import device_result
-from ..rubric import Exercise, Item, Run, Verdict, register
+from ..rubric import THREADED_SCHEDULES, Exercise, Item, Run, Verdict, register
 from .ex05 import entry_thread, first_sentence, ok_calls
 from .ex06 import batch_window_ns, outputs_match, race_verdict
 
@@ -211,6 +211,7 @@ def _no_context_findings(run: Run) -> Verdict:
 
 register(Exercise(
     id="10.2",
+    schedules=THREADED_SCHEDULES,
     title="puzzle: one context per thread",
     entry="round_trip_in_threads",
     make_args=args_102,
@@ -313,6 +314,7 @@ def _unsubscribed(run: Run) -> Verdict:
 
 register(Exercise(
     id="10.3",
+    schedules=THREADED_SCHEDULES,
     title="puzzle: one callback",
     entry="callback_copy",
     make_args=args_103,

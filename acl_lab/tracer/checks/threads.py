@@ -233,7 +233,7 @@ def _finding(trace: Any, ns: list[_Need]) -> Finding:
                    "report thread, or let the loop go on after 107012.")
         else:
             msg = (f"{cb} unsubscribes the report thread while it may still run its loop: "
-                   f"its last acl.rt.process_report, {ca}, is not ordered before it." + times
+                   f"the thread's last call of it, {ca}, is not ordered before it." + times
                    + " " + luck + " A process_report that starts after the unsubscription "
                    "returns 107012, which this loop checks; one in process_report(-1) at that "
                    "moment waits forever. Rule: stop the report loop before unsubscribing. "
