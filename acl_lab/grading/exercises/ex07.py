@@ -91,8 +91,8 @@ def check_report_thread(run: Run) -> Verdict:
     calls, t, cb = trace.calls, trace.tasks, trace.callbacks
     unordered = run.of_kind("thread_order")
     if unordered:  # the loop may run before the subscription or after the unsubscription
-        f = unordered[0]
-        return False, f"{first_sentence(f.message)} ({f.file}:{f.line})"
+        first = unordered[0]
+        return False, f"{first_sentence(first.message)} ({first.file}:{first.line})"
     subs = ok_calls(trace, "acl.rt.subscribe_report")
     if not subs:
         return False, "no acl.rt.subscribe_report succeeded: no thread runs the callbacks"
