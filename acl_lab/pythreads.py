@@ -58,6 +58,8 @@ LIBRARIES = frozenset({
     "ipywidgets", "anywidget", "debugpy", "prompt_toolkit", "_pytest", "pytest", "pluggy",
     "xdist", "execnet", "hypothesis", "coverage", "plotly", "nbclient", "nbformat",
     "matplotlib", "PIL", "av",
+    # the project's own benchmarks time the emulator in real time
+    "benchmarks",
 })
 #: Modules whose frames are skipped when finding the program's line (the primitives' own).
 _SKIP_FILES = (__file__, threading.__file__, _queue.__file__)
