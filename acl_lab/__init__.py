@@ -98,11 +98,13 @@ def new_session(**kwargs: Any) -> Session:
     return s
 
 
-_VIEWS = {"call_table", "timeline", "memory_map", "wait_graph", "race_view", "overlap_figure"}
+_VIEWS = {"call_table", "timeline", "memory_map", "wait_graph", "race_view", "overlap_figure",
+          "schedules_timeline"}
 
 
 def __getattr__(name: str) -> Any:
-    """Views, the zoo, grading, the ladder, ``Trace`` and ``Finding`` load on first use
+    """Views, the zoo, grading, the ladder, schedule exploration, ``Trace`` and ``Finding``
+    load on first use
     (``import acl_lab`` stays light: no plotly, no tracer, no ``acl`` wrappers)."""
     if name in _VIEWS:
         from .tracer import views  # plotly missing: MissingExtra naming the views extra
@@ -113,7 +115,10 @@ def __getattr__(name: str) -> Any:
             require(module, "lab", "acl_lab.explore (the explorer widget)")
         from .tracer.views.widgets import explore
         return explore
-    if name in ("zoo", "grading", "ladder"):
+    if name == "explore_schedules":
+        from .schedules import explore_schedules
+        return explore_schedules
+    if name in ("zoo", "grading", "ladder", "schedules"):
         import importlib
         return importlib.import_module(f"{__name__}.{name}")
     if name == "Trace":

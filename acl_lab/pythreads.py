@@ -1147,11 +1147,34 @@ REPLACEMENTS: dict[tuple[Any, str], Any] = {
 }
 
 
+def _leave_cell(*_: Any) -> None:
+    """IPython's ``post_run_cell``: the kernel's thread steps out of the schedule until its
+    next scheduling point (threads a cell left running go on, up to its virtual clock, while
+    the learner reads; without this they would wait for a turn that never comes)."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+    host = _host()
+    if host.host_thread() is not None:
+        host.host("out", (), "<cell>", 0)
+
+
+def _watch_cells() -> None:
+    """Register ``_leave_cell`` with a running IPython shell (once)."""
+    ipython = sys.modules.get("IPython")
+    shell = ipython.get_ipython() if ipython is not None else None
+    if shell is None:
+        return
+    callbacks = shell.events.callbacks.get("post_run_cell", [])
+    if _leave_cell not in callbacks:
+        shell.events.register("post_run_cell", _leave_cell)
+
+
 def install() -> None:
     """Put the scheduled primitives, thread methods and clocks in place (idempotent)."""
     if not _EPOCH:
         _EPOCH.append(_ORIG_TIME())
     hostsched.set_control(True)
+    _watch_cells()
     for (owner, name), new in REPLACEMENTS.items():
         current = getattr(owner, name)
         if current is not new:

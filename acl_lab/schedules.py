@@ -240,15 +240,24 @@ def run_schedule(fn: Callable[..., Any], *args: Any, seed: int = 0, **session: A
 def explore_schedules(fn: Callable[..., Any], *args: Any, seeds: int | Iterable[int] = 8,
                       **session: Any) -> Exploration:
     """``fn(*args)`` under each seed (``seeds``: a count, 0..n-1, or the seeds), each in a
-    fresh Session with deep copies of ``args`` (a run that changes them cannot leak into
-    the next)."""
+    fresh Session with deep copies of ``args`` where they can be copied (a run that changes
+    them cannot leak into the next)."""
     chosen = range(seeds) if isinstance(seeds, int) else list(seeds)
     name = getattr(fn, "__qualname__", repr(fn))
     ex = Exploration(f"{name}()",
                      replay=f"acl_lab.schedules.run_schedule({name}, ..., seed={{seed}})")
     for seed in chosen:
-        ex.runs.append(run_schedule(fn, *copy.deepcopy(args), seed=seed, **session))
+        ex.runs.append(run_schedule(fn, *(_fresh(a) for a in args), seed=seed, **session))
     return ex
+
+
+def _fresh(value: Any) -> Any:
+    """A deep copy of an argument, or the value itself when it cannot be copied (a module,
+    a function: nothing a run can change)."""
+    try:
+        return copy.deepcopy(value)
+    except Exception:
+        return value
 
 
 # ============================================================================ programs

@@ -13,8 +13,9 @@ from .call_table import call_table
 from .graphs import race_view, wait_graph
 from .memory_map import memory_map
 from .overlap import overlap_figure
+from .schedules import schedules_timeline
 from .style import PlotStyle
 from .timeline import timeline
 
-__all__ = ["PlotStyle", "call_table", "memory_map", "overlap_figure", "race_view", "timeline",
-           "wait_graph"]
+__all__ = ["PlotStyle", "call_table", "memory_map", "overlap_figure", "race_view",
+           "schedules_timeline", "timeline", "wait_graph"]
