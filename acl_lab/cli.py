@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import atexit
 import builtins
+import contextlib
 import gc
 import json
 import os
@@ -391,8 +392,9 @@ class _Program:
     ``run`` executes the file in a fresh ``__main__`` module (like ``python PROG``) while
     ``atexit.register`` collects the handlers it registers; ``clean_up`` does what the
     interpreter's exit does with them: the handlers, last registered first, then the
-    program's module globals (``__main__`` and the modules imported from the program's
-    directory) are dropped and collected, so ``__del__`` methods run while ACL still works.
+    program's module globals (``__main__`` and the modules the run imported that are the
+    program's or its wrapper libraries', ``_program_modules``) are dropped and collected,
+    so ``__del__`` methods run while ACL still works.
     Like ``Py_Finalize``, unreachable globals are collected first (every ``__del__`` sees its
     globals intact) and the namespaces still alive after that are cleared, names starting
     with ``_`` first, each value set to None.
@@ -469,14 +471,25 @@ class _Program:
         self._collect_globals(threads_running)
 
     def _program_modules(self) -> list[str]:
-        """Modules the run imported from the program's own directory (never acl_lab's own,
-        even when the program sits above the package: they outlive the run)."""
+        """Modules the run imported that are the program's: those from its own directory,
+        from any other folder that is not the interpreter's (a wrapper library the program
+        put on ``sys.path``), and installed ones that hold the ``acl`` module (an ACL wrapper
+        whose module-level objects release ACL in ``__del__``). Never acl_lab's own, even
+        when the program sits above the package: they outlive the run."""
         names = []
+        acl_module = sys.modules.get("acl")
+        system = _system_dirs()
         for name in set(sys.modules) - self.before:
-            file = getattr(sys.modules.get(name), "__file__", None) or ""
-            path = os.path.abspath(file) if file else ""
-            if path.startswith(self.dir + os.sep) and not path.startswith(_PACKAGE_DIR) \
-                    and name.split(".")[0] not in ("acl_lab", "acl"):
+            mod = sys.modules.get(name)
+            file = getattr(mod, "__file__", None) or ""
+            top = name.split(".")[0]
+            if not file or top in ("acl_lab", "acl") or top in sys.stdlib_module_names:
+                continue
+            path = os.path.abspath(file)
+            if path.startswith(_PACKAGE_DIR):
+                continue
+            if path.startswith(self.dir + os.sep) or not path.startswith(system) or (
+                    acl_module is not None and _holds(mod, acl_module)):
                 names.append(name)
         return names
 
@@ -510,6 +523,28 @@ class _Program:
         sys.modules["__main__"] = self.saved["main"]
         atexit.register = self.saved["register"]
         atexit.unregister = self.saved["unregister"]
+
+
+def _system_dirs() -> tuple[str, ...]:
+    """The interpreter's own folders: its standard library and every site-packages."""
+    import site
+    import sysconfig
+
+    paths = {sysconfig.get_paths().get(k) for k in ("stdlib", "platstdlib", "purelib",
+                                                    "platlib")}
+    with contextlib.suppress(AttributeError):
+        paths.update(site.getsitepackages())
+    with contextlib.suppress(AttributeError):
+        paths.add(site.getusersitepackages())
+    return tuple(os.path.abspath(p) + os.sep for p in paths if p)
+
+
+def _holds(mod: Any, value: Any) -> bool:
+    """Whether module ``mod``'s namespace binds ``value`` (by identity)."""
+    try:
+        return any(v is value for v in list(vars(mod).values()))
+    except TypeError:
+        return False
 
 
 class _Mark:

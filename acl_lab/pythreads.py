@@ -6,7 +6,8 @@ classes here in place of ``threading.Lock``, ``RLock``, ``Condition``, ``Semapho
 ``PriorityQueue``, ``SimpleQueue``; routes ``Thread.start``, ``Thread.join`` and
 ``Thread.is_alive`` through the host scheduler; and makes ``time.sleep``, ``time.time``,
 ``time.monotonic`` and ``time.perf_counter`` (and their ``_ns`` forms) virtual for the
-program's threads. ``uninstall()`` puts the originals back. The primitives behave like
+program's threads, and ``os.read`` of a pipe or socket with nothing to read a wait in the
+schedule. ``uninstall()`` puts the originals back. The primitives behave like
 CPython's (same methods, arguments, exceptions and messages); what changes is who runs when:
 
 * every operation of a thread that takes part in the schedule is a scheduling point (the
@@ -37,7 +38,9 @@ from __future__ import annotations
 
 import contextlib
 import heapq
+import os as _os
 import queue as _queue
+import select as _select
 import sys
 import threading
 import time as _time
@@ -58,6 +61,8 @@ LIBRARIES = frozenset({
     "ipywidgets", "anywidget", "debugpy", "prompt_toolkit", "_pytest", "pytest", "pluggy",
     "xdist", "execnet", "hypothesis", "coverage", "plotly", "nbclient", "nbformat",
     "matplotlib", "PIL", "av",
+    # the standard library's process machinery reads its own pipes (a child's exec status)
+    "subprocess", "multiprocessing",
     # the project's own benchmarks time the emulator in real time
     "benchmarks",
 })
@@ -1126,6 +1131,28 @@ def time_ns() -> int:
     return _ORIG_TIME_NS() if ns is None else int(_EPOCH[0] * _NS) + ns
 
 
+def read(fd: int, n: int) -> bytes:
+    """``os.read``: a program's thread reading a pipe or socket with nothing to read yet
+    waits in the host schedule (``runtime.pysync.read``) instead of blocking while it holds
+    the turn; then it reads."""
+    host = _reads_virtual()
+    if host is not None and type(fd) is int and fd >= 0 and _would_block(fd):
+        host.host("read", (fd,), *_site())
+    return _ORIG_READ(fd, n)
+
+
+def _would_block(fd: int) -> bool:
+    try:
+        if not _os.get_blocking(fd):
+            return False
+        p = _select.poll()
+        p.register(fd, _select.POLLIN)
+        return not p.poll(0)
+    except (OSError, ValueError, OverflowError):
+        return False  # the real read raises what it raises
+
+
+_ORIG_READ = _os.read
 _ORIG_TIME = _time.time
 _ORIG_TIME_NS = _time.time_ns
 _ORIG_MONOTONIC_NS = _time.monotonic_ns
@@ -1144,6 +1171,7 @@ REPLACEMENTS: dict[tuple[Any, str], Any] = {
     (_time, "sleep"): sleep, (_time, "time"): time, (_time, "time_ns"): time_ns,
     (_time, "monotonic"): monotonic, (_time, "monotonic_ns"): monotonic_ns,
     (_time, "perf_counter"): perf_counter, (_time, "perf_counter_ns"): perf_counter_ns,
+    (_os, "read"): read,
 }
 
 

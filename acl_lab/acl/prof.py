@@ -210,13 +210,17 @@ def model_subscribe(s: S, th: HostThread, cid: int, model_id: int, config: int) 
 
 def _unsubscribe(s: S, th: HostThread, cid: int, model_id: int) -> None:
     """End the subscription of ``model_id`` after writing every record still pending (the
-    pipe must be read meanwhile; after the session's watchdog time the rest is dropped).
+    pipe must be read meanwhile), then close the pipe's write end (CANN's documentation of
+    aclprofModelUnSubscribe: the system closes the write fd once the data is sent; a reader
+    that reads until end of file then ends). Do not close that fd yourself afterwards.
 
     Returns ret: 0; 100011 for a model that is not subscribed; 500005 when records could not
     be written (the pipe was closed or never read).
-    Differs from real ACL: no difference known beyond model_subscribe's.
+    Differs from real ACL: when nobody reads a full pipe, the rest is dropped after the
+    session's watchdog time (virtual); the write end is left open when another subscription
+    still writes to the same fd.
     """
-    P.unsubscribe(s, model_id)
+    P.unsubscribe(s, th, cid, model_id)
 
 
 model_unsubscribe = acl_api("acl.prof.model_unsubscribe", "aclprofModelUnSubscribe",

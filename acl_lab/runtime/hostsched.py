@@ -77,6 +77,9 @@ DEFAULT_PREEMPT_S = 0.5
 #: Real seconds between two looks of the watchdog (and the longest a waiting thread sleeps
 #: before it looks at the session again: a safety net, a turn is handed over by a notify).
 POLL_S = 0.25
+#: Real seconds between two looks while every thread waits and one waits for something
+#: outside the program (``Wait.outside``: a pipe another process writes).
+OUTSIDE_POLL_S = 0.005
 #: Seed != 0: the chances that a thread is delayed at a scheduling point, and the mean
 #: delays (virtual ns) when it is (an operating system preempting a thread for a time
 #: slice); each seed draws one of each, so some seeds preempt rarely and briefly, others
@@ -115,19 +118,26 @@ class Wait:
         wake_at: the virtual time the waiter continues at once ``ready()`` holds (default:
             its own clock; ``waits.wait_streams`` passes the streams' end).
         cid: the call the wait belongs to.
+        outside: whether something outside the program's threads may end it now (a read of
+            a pipe or socket another process may write), asked when every thread waits: then
+            it is not a deadlock, and the schedule goes on once ``ready()`` holds (the
+            watchdog looks every ``POLL_S``).
     """
 
-    __slots__ = ("cid", "deadline", "needs", "ready", "seq", "wake_at", "what", "woken")
+    __slots__ = ("cid", "deadline", "needs", "outside", "ready", "seq", "wake_at", "what",
+                 "woken")
 
     def __init__(self, what: str, needs: Callable[[], Needs],
                  ready: Callable[[], bool] | None = None, deadline: int = -1,
-                 wake_at: Callable[[], int] | None = None, cid: int = -1) -> None:
+                 wake_at: Callable[[], int] | None = None, cid: int = -1,
+                 outside: Callable[[], bool] | None = None) -> None:
         self.what = what
         self.needs = needs
         self.ready = ready
         self.deadline = deadline
         self.wake_at = wake_at
         self.cid = cid
+        self.outside = outside
         self.woken = ""
         self.seq = 0
 
@@ -432,6 +442,9 @@ def dispatch(s: Session, caller: HostThread | None) -> None:
         return
     if any(t.turn in (RUNNING, OUTSIDE, DETACHED, READY) for t in sc.threads):
         return  # someone is still going (outside the schedule, or pinned behind it)
+    if _outside_waits(sc):
+        _ensure_watchdog(s)  # it looks again every POLL_S: another process may write
+        return
     if _externals_may_act(s):
         _ensure_watchdog(s)  # it declares the deadlock after ``s.watchdog`` quiet seconds
         return
@@ -518,6 +531,15 @@ def _any_ready(sc: HostScheduler) -> bool:
     return any(t.turn == READY for t in sc.threads)
 
 
+def _outside_waits(sc: HostScheduler) -> bool:
+    """Whether a waiting thread waits for something outside the program (``Wait.outside``)."""
+    for t in sc.threads:
+        w = t.sched_wait
+        if t.turn == BLOCKED and w is not None and w.outside is not None and w.outside():
+            return True
+    return False
+
+
 def _externals_may_act(s: Session) -> bool:
     """Whether a thread outside the schedule may still end a wait: a Python thread that the
     session did not have at its start, is not controlled, not a daemon and still runs."""
@@ -571,7 +593,9 @@ def _watch(s: Session) -> None:
         with s.lock:
             if sc.closed:
                 return
-            tick.wait(min(POLL_S, max(sc.preempt_s / 4, 0.005)))
+            # an fd another process may write is looked at often while nothing else runs
+            tick.wait(OUTSIDE_POLL_S if sc.running is None and _outside_waits(sc)
+                      else min(POLL_S, max(sc.preempt_s / 4, 0.005)))
             if sc.closed:
                 return
             now = time.monotonic()
@@ -587,7 +611,8 @@ def _watch(s: Session) -> None:
                 if now - since > sc.preempt_s and _others_waiting(sc, r):
                     _preempt(s, r)
             elif sc.live and now - since > s.watchdog:
-                if all(t.turn in (BLOCKED, EXITED) for t in sc.threads):
+                if all(t.turn in (BLOCKED, EXITED) for t in sc.threads) \
+                        and not _outside_waits(sc):
                     _declare_deadlock(s, WOKE_WATCHDOG)
                 last = ()
 
@@ -607,26 +632,35 @@ def _others_waiting(sc: HostScheduler, r: HostThread) -> bool:
 
 def _preempt(s: Session, r: HostThread) -> None:
     """Take the running thread ``r`` out of the schedule (the fallback) and say so."""
-    sc = s.sched
     file, line = _where(r)
+    detach(s, r, file, line,
+           f"{r.label()} ran {s.sched.preempt_s:g} s of real time at {file}:{line} without a "
+           "scheduling point (an ACL call, a threading or queue operation, time.sleep) while "
+           "other threads waited for their turn; from here the order of the threads was not "
+           "under the emulator's control until it reached one. A busy-wait on a plain "
+           "variable does this: wait on a threading.Event or Condition instead.")
+
+
+def detach(s: Session, r: HostThread, file: str, line: int, why: str) -> None:
+    """``r`` leaves the schedule at ``file:line`` (``DETACHED``: it goes on outside it and
+    comes back at its next scheduling point); the trace gets a zero-length
+    ``schedule_left_control`` row on its lane with ``why``."""
+    sc = s.sched
+    if r.turn not in (RUNNING, READY) or sc.closed:
+        return
     sc.preemptions += 1
     sc.left_control.append((r.label(), file, line))
-    # a zero-length row on the thread's own lane, at the line it was running
     cid = s.call_count
     s.call_count = cid + 1
     ctx = r.ctx
     s.hooks.on_call_begin(cid, LEFT_CONTROL, r.idx, ctx.oid if ctx is not None else -1, file,
                           line, r.clock, (), "")
     s.hooks.on_call_end(cid, r.clock, 0)
-    s.diag(cid, "schedule_left_control",
-           f"{r.label()} ran {sc.preempt_s:g} s of real time at {file}:{line} without a "
-           "scheduling point (an ACL call, a threading or queue operation, time.sleep) while "
-           "other threads waited for their turn; from here the order of the threads was not "
-           "under the emulator's control until it reached one. A busy-wait on a plain "
-           "variable does this: wait on a threading.Event or Condition instead.", level=1)
+    s.diag(cid, "schedule_left_control", why, level=1)
     r.turn = DETACHED
-    sc.running = None
-    dispatch(s, None)
+    if sc.running is r:
+        sc.running = None
+        dispatch(s, None)
 
 
 def _where(th: HostThread) -> tuple[str, int]:
@@ -650,5 +684,5 @@ def waiting_threads(s: Session) -> list[HostThread]:
 
 
 __all__ = ["DEFAULT_PREEMPT_S", "HostScheduler", "Needs", "Turn", "Wait", "block", "close",
-           "decide", "dispatch", "enter", "exit_thread", "kick", "point", "spawn", "step_out",
-           "wait_turn", "wake"]
+           "decide", "detach", "dispatch", "enter", "exit_thread", "kick", "point", "spawn",
+           "step_out", "wait_turn", "wake"]

@@ -11,13 +11,22 @@ Codes follow the msprof ACL manager's prechecks (``hicann/runtime``
 ``ProfStartPrecheck``, ``ProfFinalizePrecheck``) and the adapter
 ``profimpl/adapter/src/msprofiler_acl_api.cpp`` (``ProfStop`` returns 0 when profiling is not
 initialised).
+
+Op subscription (``aclprofModelSubscribe``) writes records to the program's pipe as each
+execution of a subscribed model is scheduled; ``aclprofModelUnSubscribe`` writes what is
+still pending and then closes the pipe's write end (CANN's documentation of
+``aclprofCreateSubscribeConfig`` and ``aclprofModelUnSubscribe``: "the system closes the
+pipe's write fd once the data is sent"), so a reader that reads until end of file ends. A
+program's thread reading that pipe waits in the host schedule (``pysync.read``): it wakes at
+the virtual time the records it reads were written.
 """
 
 from __future__ import annotations
 
 import os
+import select
+import stat
 import struct
-import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,9 +41,11 @@ from ..constants import (
     ACL_ERROR_REPEAT_INITIALIZE,
     ACL_ERROR_UNINITIALIZE,
 )
+from . import waits
 from .costs import layer_costs
 from .errors import AclError
 from .kinds import TaskKind
+from .objects import HostThread
 from .session import Session
 
 #: aclprofInit's path limit (C-doc 19-01: "最大长度不超过4096字节")
@@ -62,6 +73,9 @@ class SubscribeConfig:
     time_info: int
     aicore_metrics: int
     fd: int
+    #: (device, inode) of the pipe ``fd`` was a write end of when the config was made (None:
+    #: not a pipe, or not this process's); records go to ``fd`` only while it still is one
+    pipe: tuple[int, int] | None = None
     handle: int = 0
     alive: bool = True
 
@@ -83,6 +97,8 @@ class ProfState:
     subscriptions: dict[int, tuple[SubscribeConfig, int]] = field(default_factory=dict)
     #: the hook subscriber that turns placed model tasks into op records (while subscribed)
     reporter: OpReporter | None = None
+    #: pipe (device, inode) -> the virtual time the emulator last wrote to it or closed it
+    fed: dict[tuple[int, int], int] = field(default_factory=dict)
 
 
 def state(s: Session) -> ProfState:
@@ -218,7 +234,7 @@ def create_subscribe_config(s: Session, time_info: int, metrics: int, fd: int) -
     if time_info not in (0, 1):
         raise AclError(ACL_ERROR_INVALID_PARAM,
                        f"time_info_switch must be 0 or 1, not {time_info}")
-    cfg = SubscribeConfig(time_info, metrics, fd)
+    cfg = SubscribeConfig(time_info, metrics, fd, pipe_of(fd) if s.own_fds else None)
     return s.register(cfg)  # a handle only: configs are not objects of the trace
 
 
@@ -256,24 +272,71 @@ def subscribe(s: Session, mid: int, handle: int, now: int) -> None:
         s.hooks.subscribe(st.reporter)
 
 
-def unsubscribe(s: Session, mid: int) -> tuple[SubscribeConfig, int]:
-    """aclprofModelUnSubscribe: ``(config, subscription time)`` of the ended subscription."""
+def unsubscribe(s: Session, th: HostThread, cid: int, mid: int) -> tuple[SubscribeConfig, int]:
+    """aclprofModelUnSubscribe: write the records still pending (waiting in the host
+    schedule while the pipe is full), then close the pipe's write end unless another
+    subscription still writes to it; ``(config, subscription time)`` of the ended one.
+
+    Differs from real ACL: when nobody reads a full pipe, the rest of the records are
+    dropped after ``s.watchdog`` seconds of virtual time (500005)."""
     st = state(s)
     if mid not in st.subscriptions:
         raise AclError(ACL_ERROR_INVALID_MODEL_ID, f"model {mid} is not subscribed")
     cfg, since = st.subscriptions[mid]
     rep = st.reporter
     if rep is not None:
-        rep.drain(cfg.fd)
+        rep.drain(th, cid, cfg)
     del st.subscriptions[mid]
+    if not any(c.fd == cfg.fd for c, _ in st.subscriptions.values()):
+        close_pipe(s, cfg, th.clock)
     if rep is not None and not st.subscriptions:
         s.hooks.unsubscribe(rep)
         st.reporter = None
-    if rep is not None and rep.lost.pop(cfg.fd, 0):
+    lost = rep.lost.pop(cfg.fd, 0) if rep is not None else 0
+    if lost:
+        where = "its pipe is in acl-lab grade's sandbox, out of the emulator's reach" \
+            if not s.own_fds else "closed, or nobody read the pipe"
         raise AclError(ACL_ERROR_PROFILING_FAILURE,
-                       f"op records of model {mid} could not be written to fd {cfg.fd} (closed, "
-                       "or nobody read the pipe)")
+                       f"{lost} bytes of op records of model {mid} could not be written to fd "
+                       f"{cfg.fd} ({where})")
     return cfg, since
+
+
+def pipe_of(fd: int) -> tuple[int, int] | None:
+    """``(device, inode)`` of the pipe ``fd`` is an end of; None when it is not a pipe or not
+    open (both ends of one pipe give the same pair)."""
+    try:
+        st = os.fstat(fd)
+    except (OSError, OverflowError, ValueError):
+        return None
+    return (st.st_dev, st.st_ino) if stat.S_ISFIFO(st.st_mode) else None
+
+
+def close_pipe(s: Session, cfg: SubscribeConfig, clock: int) -> None:
+    """Close the config's write end once its data is sent (CANN: "the system closes the
+    pipe's write fd"), only while ``cfg.fd`` still is that pipe (an fd the program closed and
+    reused for something else is left alone)."""
+    if cfg.pipe is None or pipe_of(cfg.fd) != cfg.pipe:
+        return
+    try:
+        os.close(cfg.fd)
+    except OSError:
+        return
+    st = state(s)
+    st.fed[cfg.pipe] = max(st.fed.get(cfg.pipe, 0), clock)
+
+
+def feeds(s: Session, pipe: tuple[int, int] | None) -> bool:
+    """Whether the emulator writes to ``pipe`` (a live subscription's pipe): a reader
+    waiting on it needs nobody outside the program."""
+    if pipe is None:
+        return False
+    return any(c.pipe == pipe for c, _ in state(s).subscriptions.values())
+
+
+def fed_at(s: Session, pipe: tuple[int, int] | None) -> int:
+    """The virtual time the emulator last wrote to (or closed) ``pipe``, 0 if never."""
+    return state(s).fed.get(pipe, 0) if pipe is not None else 0
 
 
 def layer_weights(s: Session, mid: int) -> list[tuple[str, str, int]]:
@@ -336,21 +399,30 @@ class OpReporter:
             self.on_task_placed(t)
 
     def on_task_placed(self, t: Any) -> None:
-        """A model task's start and end are known: report its layers."""
+        """A model task's start and end are known: report its layers (written at its end
+        in virtual time: a reader waiting for them continues from there)."""
         if t.kind != TaskKind.MODEL:
             return
         mid = self.call_model.pop(t.call, None)
         sub = self.st.subscriptions.get(mid) if mid is not None else None
         if mid is None or sub is None or t.status != 0:
             return
-        fd = sub[0].fd
-        self.pending.setdefault(fd, bytearray()).extend(op_records(self.s, mid, t.start, t.end))
-        self.flush(fd)
+        cfg = sub[0]
+        self.pending.setdefault(cfg.fd, bytearray()).extend(
+            op_records(self.s, mid, t.start, t.end))
+        if cfg.pipe is not None:
+            self.st.fed[cfg.pipe] = max(self.st.fed.get(cfg.pipe, 0), t.end)
+        self.flush(cfg)
 
-    def flush(self, fd: int) -> bool:
-        """Write what the pipe takes now; True when nothing is pending for ``fd``."""
+    def flush(self, cfg: SubscribeConfig) -> bool:
+        """Write what the pipe takes now; True when nothing is pending for ``cfg.fd``."""
+        fd = cfg.fd
         buf = self.pending.get(fd)
         if not buf:
+            return True
+        if not self.s.own_fds or (cfg.pipe is not None and pipe_of(fd) != cfg.pipe):
+            self.lost[fd] = self.lost.get(fd, 0) + len(buf)  # not the program's pipe (now)
+            buf.clear()
             return True
         try:
             blocking = os.get_blocking(fd)
@@ -368,17 +440,36 @@ class OpReporter:
             buf.clear()
         return not buf
 
-    def drain(self, fd: int) -> None:
-        """Write everything pending for ``fd``, letting other threads (the reader) run while
-        the pipe is full; give up after the session's watchdog time (never hangs)."""
-        deadline = time.monotonic() + max(self.s.watchdog, 0.1)
-        while not self.flush(fd):
-            if time.monotonic() > deadline:
-                buf = self.pending.pop(fd)
-                self.lost[fd] = self.lost.get(fd, 0) + len(buf)
-                return
-            self.s.cond.wait(0.005)  # releases the session lock
+    def drain(self, th: HostThread, cid: int, cfg: SubscribeConfig) -> None:
+        """Write everything pending for ``cfg``: while the pipe is full the caller waits
+        (in the host schedule: its reader runs); when nobody can read it, the rest is
+        dropped after ``s.watchdog`` seconds of virtual time."""
+        fd = cfg.fd
+        s = self.s
+
+        def needs() -> waits.Needs:
+            return [("any", f"the pipe of fd {fd} is full and must be read (a thread "
+                            "reading it until end of file)")]
+
+        try:
+            while not self.flush(cfg):
+                waits.block(s, th, cid, lambda: _writable(fd), needs,
+                            f"acl.prof.model_unsubscribe writing op records to fd {fd}",
+                            int(max(s.watchdog, 0.1) * 1e9), ACL_ERROR_PROFILING_FAILURE)
+        except AclError:
+            buf = self.pending.get(fd, b"")
+            self.lost[fd] = self.lost.get(fd, 0) + len(buf)
         self.pending.pop(fd, None)
+
+
+def _writable(fd: int) -> bool:
+    """Whether a write to ``fd`` would not block now (or would fail at once)."""
+    try:
+        p = select.poll()
+        p.register(fd, select.POLLOUT)
+        return bool(p.poll(0))
+    except (OSError, ValueError, OverflowError):
+        return True
 
 
 def op_record(s: Session, data: bytes, index: int) -> tuple[int, int, int, int, str, str]:

@@ -17,7 +17,9 @@ here through the transport, as *operations*:
 An operation that does not block is a ``begin`` and a ``done``; one that blocks has ``wait``
 rounds between them. Thread lifecycle operations are here too: ``start`` (a thread starts
 another: it becomes part of the schedule), ``enter`` and ``leave`` (a started thread's first
-and last rows), ``join`` and ``sleep`` (virtual time only).
+and last rows), ``join`` and ``sleep`` (virtual time only). ``read`` is ``os.read`` of a
+pipe or socket with nothing to read yet: the thread waits in the schedule until the fd is
+readable (see ``read``).
 
 Functions over a Session, called by the transport with the session lock held. Threads are
 ``HostThread`` objects (the transport maps the program's references to them); an unknown
@@ -26,10 +28,11 @@ operation name is refused: the trace only holds names from ``NAMES``.
 
 from __future__ import annotations
 
+import select
 import threading
 from typing import TYPE_CHECKING, Any
 
-from . import hostsched, waits
+from . import hostsched, profiling, waits
 from .errors import DeadlockError
 from .kinds import HostEdge
 from .objects import HostThread
@@ -49,7 +52,7 @@ NAMES = frozenset({
     "threading.Event.is_set",
     "threading.Barrier.wait", "threading.Barrier.abort",
     "queue.Queue.put", "queue.Queue.get", "queue.Queue.task_done", "queue.Queue.join",
-    "queue.Queue.qsize",
+    "queue.Queue.qsize", "os.read",
 })
 #: Edge kinds by their name on the wire.
 EDGE_KINDS = {k.label: k for k in HostEdge}
@@ -180,6 +183,71 @@ def sleep(s: Session, th: HostThread, cid: int, ns: int) -> None:
         hostsched.point(s, th)
 
 
+def readable(fd: int) -> bool:
+    """Whether ``os.read(fd)`` would return at once (data, end of file, or an error)."""
+    try:
+        p = select.poll()
+        p.register(fd, select.POLLIN)
+        return bool(p.poll(0))
+    except (OSError, ValueError, OverflowError):
+        return True
+
+
+def read(s: Session, th: HostThread, fd: int, file: str, line: int) -> None:
+    """``th`` is about to read ``fd`` (blocking), which has nothing to read yet: it waits in
+    the schedule, in an ``os.read`` row, until the fd is readable.
+
+    Who can end the wait decides what a wait nobody ends is: a pipe the emulator writes (an
+    op subscription's, ``profiling.feeds``) has no writer outside the program, so a wait on
+    it that every other thread's wait blocks is a deadlock, known at once; any other fd (a
+    pipe the program shares with another process, a socket, a terminal) may be written from
+    outside, so the schedule waits for it as the thread would, looking again every
+    ``hostsched.POLL_S``. The thread continues at the virtual time the emulator wrote what
+    it reads, or at the schedule's frontier for anything else. In ``acl-lab grade``'s
+    sandbox the program's fds are out of reach: the thread leaves the schedule for the
+    read (a ``schedule_left_control`` row) and comes back at its next scheduling point.
+
+    Raises:
+        DeadlockError: nothing can ever make the fd readable, or the session closed.
+    """
+    if not s.own_fds:
+        hostsched.detach(s, th, file, line,
+                         f"{th.label()} reads fd {fd} at {file}:{line}, which has nothing to "
+                         "read yet; acl-lab grade's sandbox keeps the program's fds out of "
+                         "the emulator's sight, so the thread waits for the read outside the "
+                         "schedule, and the threads' order is not under the emulator's "
+                         "control until its next scheduling point")
+        return
+    cid = s.api_enter("os.read", s.profile.py_sync_ns, (f"fd {fd}",), "", file, line)[1]
+    pipe = profiling.pipe_of(fd)
+    what = f"os.read on fd {fd}"
+
+    def needs() -> hostsched.Needs:
+        if profiling.feeds(s, pipe):
+            return [("any", f"fd {fd} is the read end of a profiling pipe: records come when "
+                            "a subscribed model runs, end of file when "
+                            "acl.prof.model_unsubscribe closes its write end")]
+        return [("any", f"fd {fd} has nothing to read until something writes to it")]
+
+    def wake_at() -> int:
+        return profiling.fed_at(s, pipe) or s.sched.frontier
+
+    try:
+        why = hostsched.block(s, th, hostsched.Wait(
+            what, needs, lambda: readable(fd), -1, wake_at, cid,
+            outside=lambda: not profiling.feeds(s, pipe)))
+        if why in (hostsched.WOKE_DEADLOCK, hostsched.WOKE_WATCHDOG):
+            watched = why == hostsched.WOKE_WATCHDOG
+            raise waits.deadlock(s, th, cid, what, needs(),
+                                 waits.WATCHDOG_WHY.format(s.watchdog) if watched
+                                 else waits.explain(s, th, needs()), stacks=watched)
+        if why == hostsched.WOKE_CLOSED:
+            raise waits.deadlock(s, th, cid, what, needs(),
+                                 "the session was closed while this thread waited", quiet=True)
+    finally:
+        s.api_exit(th, cid, 0)
+
+
 def resolve_needs(needs: list[Any], threads: dict[int, HostThread]) -> hostsched.Needs:
     """A program's ``[(thread index or -1, why)]`` as scheduler needs (``-1``: any thread)."""
     out: hostsched.Needs = []
@@ -233,7 +301,7 @@ def handle(s: Session, th: HostThread, op: str, args: list[Any] | tuple[Any, ...
       (why, clock)``; ``done (cid, edges, wakes) -> clock``; ``wake (tokens)``;
     * ``start (thread, name) -> token``; ``enter ()``; ``leave ()``;
       ``join (thread, timeout_ns) -> True | False | None`` (None: not followed here);
-    * ``sleep (ns) -> clock``; ``clock () -> ns``; ``out ()``.
+    * ``sleep (ns) -> clock``; ``clock () -> ns``; ``out ()``; ``read (fd)``.
 
     Raises:
         SyncError: malformed arguments or an unknown operation (a bug, or a forged call).
@@ -334,6 +402,12 @@ def handle(s: Session, th: HostThread, op: str, args: list[Any] | tuple[Any, ...
         sleep(s, th, cid, ns)
         s.api_exit(th, cid, 0)
         return th.clock
+    if op == "read":
+        (fd,) = args
+        if type(fd) is not int or fd < 0:
+            raise SyncError("read takes an fd")
+        read(s, th, fd, file, line)
+        return None
     if op == "forget":
         (token,) = args
         lost = names.thread(token)

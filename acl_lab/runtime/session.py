@@ -151,7 +151,7 @@ class Session:
             schedule, any other seed a perturbed one that ``--seed`` replays (``hostsched``).
         preempt_s: real seconds a thread may run without a scheduling point while others
             wait for their turn before the scheduler's fallback preempts it (env
-            ``ACL_LAB_PREEMPT_MS``, default 1 s).
+            ``ACL_LAB_PREEMPT_MS``, default 0.5 s).
     """
 
     def __init__(self, profile: str | DeviceProfile | None = None, device_count: int = 1,
@@ -185,6 +185,9 @@ class Session:
                                              max(preempt_s, 0.01),
                                              owner=threading.current_thread())
         self.hooks = Hooks()
+        #: the program's file descriptors are this process's (False in ``acl-lab grade``'s
+        #: server, where the program runs in its sandbox: an fd it passes names nothing here)
+        self.own_fds = True
         self.memory = MemorySystem(self.profile, device_count)
         self.devices = [Device(d, self.profile.copy_engines, self.profile.aicore_count)
                         for d in range(device_count)]

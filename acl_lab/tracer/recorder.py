@@ -138,7 +138,7 @@ KEEP_CALLS = frozenset({"acl.mdl.add_dataset_buffer"})
 #: dropped either: ``acl.util`` thread starts and joins, the program's threading and queue
 #: operations and sleeps.
 EDGE_CALLS = frozenset({"acl.util.start_thread", "acl.util.stop_thread"})
-EDGE_PREFIXES = ("threading.", "queue.", "time.sleep")
+EDGE_PREFIXES = ("threading.", "queue.", "time.sleep", "os.read")
 #: Rough cost of one interned string beyond its characters (list slot, dict entry, header).
 STRING_OVERHEAD = 100
 _ROWS = attrgetter("n")

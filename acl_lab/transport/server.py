@@ -160,6 +160,7 @@ class Server:
                 return self.session
             self._close_current()
             s = self._make(index)
+            s.own_fds = False  # the program's fds are its process's, not this one's
             s.hooks.subscribe(self)
             self.session, self.index = s, index
             set_current_session(s)

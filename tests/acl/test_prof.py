@@ -195,11 +195,13 @@ def test_model_subscription_reports_each_layer(ready: ModuleType, session: Sessi
         assert ready.prof.model_un_subscribe(mid) == 100011  # no longer subscribed
         size, ret = ready.prof.get_op_desc_size()
         assert ret == ACL_SUCCESS
-        os.set_blocking(r, False)
-        data = os.read(r, 1 << 20)
+        with pytest.raises(OSError):
+            os.fstat(w)  # unsubscribe closed the write end once the records were written
+        data = b""
+        while chunk := os.read(r, 1 << 20):  # to end of file
+            data += chunk
     finally:
         os.close(r)
-        os.close(w)
     om: OmModel = session.models[mid].om
     layers = [(n.name, n.op) for n in om.nodes]
     assert len(data) == 2 * len(layers) * size
@@ -252,7 +254,6 @@ def test_subscription_and_profiling_do_not_mix(ready: ModuleType, tmp_path: Path
         assert ready.prof.model_unsubscribe(mid) == ACL_SUCCESS
     finally:
         os.close(r)
-        os.close(w)
 
 
 def test_a_full_pipe_never_hangs(ready: ModuleType, session: Session) -> None:
@@ -271,9 +272,78 @@ def test_a_full_pipe_never_hangs(ready: ModuleType, session: Session) -> None:
             assert ready.mdl.execute(mid, in_ds, out_ds) == ACL_SUCCESS
         session.watchdog = 0.2
         assert ready.prof.model_unsubscribe(mid) == 500005  # ACL_ERROR_PROFILING_FAILURE
+        with pytest.raises(OSError):
+            os.fstat(w)  # closed all the same: the reader sees end of file
     finally:
         os.close(r)
-        os.close(w)
+
+
+def _reader_program(ready: ModuleType, session: Session, runs: int,
+                    unsubscribe: bool = True) -> tuple[list[bytes], int, Any]:
+    """A reader thread (acl.util.start_thread) reads the subscription's pipe to its end while
+    the main thread runs the model ``runs`` times, unsubscribes and joins it (stop_thread):
+    ``(chunks read, stop_thread's code, the trace)``."""
+    import os
+
+    mid, _, in_ds, out_ds = _load_lenet(ready)
+    r, w = os.pipe()
+    chunks: list[bytes] = []
+
+    def reader(_: Any) -> None:
+        while True:
+            data = os.read(r, 4096)
+            if not data:
+                return
+            chunks.append(data)
+
+    tid, ret = ready.util.start_thread(reader, [])
+    assert ret == ACL_SUCCESS
+    cfg = ready.prof.create_subscribe_config(1, 0, w)
+    assert ready.prof.model_subscribe(mid, cfg) == ACL_SUCCESS
+    for _ in range(runs):
+        assert ready.mdl.execute(mid, in_ds, out_ds) == ACL_SUCCESS
+    if unsubscribe:
+        assert ready.prof.model_unsubscribe(mid) == ACL_SUCCESS
+    try:
+        code = ready.util.stop_thread(tid)
+    finally:
+        os.close(r)
+    return chunks, code, session.trace()
+
+
+def test_a_reader_thread_reads_to_end_of_file_and_stop_thread_joins_it(
+        ready: ModuleType, session: Session) -> None:
+    """The issue's program: the reader waits in the schedule (an os.read row), gets every
+    record, sees end of file once unsubscribe closed the write end, and stop_thread joins it
+    with no deadlock and no fallback preemption; more records than a pipe holds arrive
+    whole (unsubscribe waits for the reader while the pipe is full)."""
+    size, _ = ready.prof.get_op_desc_size()
+    layers = 0
+    for runs in (2, 40):
+        chunks, code, t = _reader_program(ready, session, runs)
+        assert code == ACL_SUCCESS
+        mid = max(session.models)
+        layers = len(session.models[mid].om.nodes)
+        assert len(b"".join(chunks)) == runs * layers * size
+        names = [t.call_name(i) for i in range(t.calls.rows)]
+        assert "os.read" in names  # it waited in the schedule
+        assert "acl_lab.schedule_left_control" not in names
+        assert not [f for f in t.findings() if f.kind in ("deadlock",
+                                                         "schedule_left_control")]
+    assert 40 * layers * size > 1 << 16  # the second program filled the pipe
+
+
+def test_a_reader_nobody_ends_is_a_deadlock_at_once(ready: ModuleType,
+                                                    session: Session) -> None:
+    """Without unsubscribe the pipe stays open: the reader and the stop_thread joining it wait
+    for each other, reported at once (the emulator is the pipe's only writer) with both
+    waits named."""
+    from acl_lab.runtime.errors import DeadlockError
+
+    with pytest.raises(DeadlockError) as info:
+        _reader_program(ready, session, 1, unsubscribe=False)
+    msg = str(info.value)
+    assert "os.read on fd" in msg and "model_unsubscribe closes its write end" in msg
 
 
 def test_set_config_needs_init_and_lands_in_the_profile(ready: ModuleType, session: Session,

@@ -18,9 +18,12 @@ from acl_lab.tracer.trace import Trace
 
 PROGRAMS = Path(__file__).resolve().parent.parent / "programs"
 TIMEOUT = 60
-SUMMARY_KEYS = {"schema_version", "exit_code", "error", "interrupted", "findings", "stats"}
+SUMMARY_KEYS = {"schema_version", "exit_code", "error", "interrupted", "findings", "stats",
+                "schedule", "results"}
+SCHEDULE_KEYS = {"seed", "threads", "switches", "left_control"}
 FINDING_KEYS = {"kind", "severity", "message", "file", "line", "sites"}
-STATS_KEYS = {"api_calls", "tasks", "allocations", "peak_device_bytes", "virtual_time_ns"}
+STATS_KEYS = {"api_calls", "host_ops", "tasks", "allocations", "peak_device_bytes",
+              "virtual_time_ns"}
 
 
 @dataclass
@@ -87,6 +90,10 @@ def check_summary_schema(summary: dict[str, Any]) -> None:
     assert set(summary["stats"]) == STATS_KEYS
     for key, value in summary["stats"].items():
         assert type(value) is int and value >= 0, (key, value)
+    assert set(summary["schedule"]) == SCHEDULE_KEYS
+    assert all(type(v) is int and v >= 0 for v in summary["schedule"].values())
+    results = summary["results"]
+    assert results is None or (isinstance(results, str) and len(results) == 16)
 
 
 def same_file(reported: str, program: str) -> bool:

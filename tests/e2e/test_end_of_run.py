@@ -77,6 +77,50 @@ def test_releases_in_del_of_module_globals_run_before_the_teardown(tmp_path: Pat
     assert all(r == 0 for codes in by_name.values() for r in codes), by_name
 
 
+def test_a_wrapper_librarys_singleton_releases_at_exit_with_acl_still_there(
+        tmp_path: Path) -> None:
+    """A module-level object of a library outside the program's folder (put on sys.path)
+    releases ACL in ``__del__``: it runs before the session's teardown, as in the real
+    process, so its calls succeed and nothing is reported as leaked (it got 100001 when only
+    the program's own folder was collected)."""
+    run = acl_lab_run(tmp_path, "release_in_library_del.py")
+    assert run.proc.returncode == 0, describe(run)
+    no_traceback(run.proc.stderr)
+    assert rets(run.proc.stdout) == [
+        ("acl.rt.free", 0), ("acl.rt.destroy_context", 0), ("acl.rt.reset_device", 0),
+        ("acl.finalize", 0)]
+    assert run.summary["findings"] == [], json.dumps(run.summary["findings"], indent=1)
+    assert "acl_lab.exit" not in call_rets(Trace.load(run.trace_path))
+
+
+def test_clean_up_takes_installed_acl_wrappers_but_not_other_libraries(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Which modules the exit collects: an installed module that imported ``acl`` is the
+    program's wrapper (collected); another installed one, or the standard library's, is
+    the interpreter's (left alone)."""
+    import sysconfig
+
+    from acl_lab import cli
+
+    acl_module = ModuleType("acl")
+    monkeypatch.setitem(sys.modules, "acl", acl_module)
+    site = sysconfig.get_paths()["purelib"]
+    wrapper = ModuleType("_an_installed_acl_wrapper")
+    wrapper.__file__ = os.path.join(site, "_an_installed_acl_wrapper.py")
+    wrapper.acl = acl_module  # type: ignore[attr-defined]
+    other = ModuleType("_an_installed_library")
+    other.__file__ = os.path.join(site, "_an_installed_library.py")
+    elsewhere = ModuleType("_a_library_on_the_programs_path")
+    elsewhere.__file__ = str(PROGRAMS.parent / "program_libs" / "_lib.py")
+    for mod in (wrapper, other, elsewhere):
+        monkeypatch.setitem(sys.modules, mod.__name__, mod)
+    program = cli._Program(str(PROGRAMS / "prog.py"), [])
+    program.before = set(sys.modules) - {wrapper.__name__, other.__name__, elsewhere.__name__,
+                                         "json.decoder"}
+    assert sorted(program._program_modules()) == sorted([wrapper.__name__,
+                                                         elsewhere.__name__])
+
+
 def test_atexit_handlers_run_last_registered_first_before_the_teardown(tmp_path: Path) -> None:
     """``atexit`` handlers registered by the program run, newest first, with their
     arguments and before the session's exit; an unregistered one does not run."""

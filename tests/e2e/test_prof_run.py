@@ -30,4 +30,7 @@ def test_profiling_program_writes_a_perfetto_profile(tmp_path: Path) -> None:
     trace = Trace.load(run.trace_path)
     kinds = {trace.string(int(trace.diags["kind"][j])) for j in range(trace.diags.rows)}
     assert {"app_log", "profile"} <= kinds
+    # the reader waited for the records in the schedule and saw end of file at unsubscribe
+    assert not {"schedule_left_control", "deadlock"} & kinds
+    assert "os.read" in {trace.call_name(i) for i in range(trace.calls.rows)}
     assert not [f for f in run.summary["findings"] if f["severity"] == "error"]

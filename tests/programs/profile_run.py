@@ -69,8 +69,9 @@ def main(model_path, result_dir):
     sub = acl.prof.create_subscribe_config(1, 0, w)
     check("model_subscribe", acl.prof.model_subscribe(model_id, sub))
     check("execute", acl.mdl.execute(model_id, inputs, outputs))
+    # unsubscribe closes the write end once the records are sent (CANN's documentation of
+    # aclprofModelUnSubscribe): the reader sees end of file
     check("model_unsubscribe", acl.prof.model_unsubscribe(model_id))
-    os.close(w)
     t.join()
     os.close(r)
     data = b"".join(chunks)

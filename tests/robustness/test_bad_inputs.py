@@ -100,8 +100,11 @@ class World(MediaWorld):
 
     def close(self) -> None:
         """Let the helper thread end and join it; close the pipe made for subscriptions."""
-        for fd in self.cache.get("pipe", ()):
-            os.close(fd)
+        if "pipe" in self.cache:
+            r, w = self.cache["pipe"]
+            if profiling.pipe_of(w) == profiling.pipe_of(r):  # unsubscribe may have closed w
+                os.close(w)
+            os.close(r)
         self.release.set()
         for t in threading.enumerate():
             if t.name.startswith("acl-thread-"):

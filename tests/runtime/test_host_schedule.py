@@ -29,7 +29,7 @@ import acl_lab
 from acl_lab import DeadlockError
 from acl_lab.constants import ACL_ERROR_RT_REPORT_TIMEOUT
 from acl_lab.runtime.kinds import HostEdge
-from acl_lab.runtime.session import Session
+from acl_lab.runtime.session import Session, current_session
 from acl_lab.tracer.trace import Trace
 from tests.helpers import ok
 
@@ -462,3 +462,106 @@ def test_threads_outside_the_session_are_never_made_to_wait(acl: ModuleType) -> 
     t.join(60)
     assert calls == [0]
     assert names["outsider"] is False and names["MainThread"] is True
+
+
+# ----------------------------------------------------------------------------- pipes
+def pipe_pair(acl: ModuleType) -> list[bytes]:
+    """A writer thread sends three messages through a pipe between ACL calls and closes it;
+    a reader thread reads to end of file. Returns what the reader got."""
+    assert acl.init() == 0
+    r, w = os.pipe()
+    got: list[bytes] = []
+
+    def writer() -> None:
+        for k in range(3):
+            acl.rt.get_run_mode()
+            os.write(w, b"msg%d;" % k)
+        os.close(w)
+
+    def reader() -> None:
+        while chunk := os.read(r, 64):
+            got.append(chunk)
+            acl.rt.get_run_mode()
+
+    threads = [threading.Thread(target=reader, name="reader"),
+               threading.Thread(target=writer, name="writer")]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    os.close(r)
+    assert acl.finalize() == 0
+    return got
+
+
+def test_a_read_of_a_pipe_waits_in_the_schedule(acl: ModuleType) -> None:
+    """A thread reading an empty pipe gives up its turn (an os.read row) instead of holding
+    it until the fallback preempts it; the run is one trace every time."""
+    traces = [run(pipe_pair, acl) for _ in range(3)]
+    for trace, got in traces:
+        assert b"".join(got) == b"msg0;msg1;msg2;"
+        names = [trace.call_name(i) for i in range(trace.calls.rows)]
+        assert "os.read" in names
+        assert not [f for f in trace.findings() if f.kind == "schedule_left_control"]
+    assert len({digest(t) for t, _ in traces}) == 1
+
+
+def test_a_pipe_another_process_writes_is_waited_for_not_a_deadlock(acl: ModuleType) -> None:
+    """Every thread waits, but one waits on a pipe a child process writes later: that is not
+    a deadlock; the reader goes on once the child's bytes arrive."""
+    def program(acl: ModuleType) -> bytes:
+        assert acl.init() == 0
+        child = subprocess.Popen([sys.executable, "-c",
+                                  "import time; time.sleep(0.3); print('late', flush=True)"],
+                                 stdout=subprocess.PIPE)
+        assert child.stdout is not None
+        fd = child.stdout.fileno()
+        got: list[bytes] = []
+
+        def reader() -> None:
+            while chunk := os.read(fd, 64):
+                got.append(chunk)
+
+        t = threading.Thread(target=reader)
+        t.start()
+        t.join()  # the main thread waits too: only the child can end the reader's wait
+        child.wait()
+        child.stdout.close()
+        assert acl.finalize() == 0
+        return b"".join(got)
+
+    trace, out = run(program, acl, watchdog=0.1)  # quiet for longer than the watchdog
+    assert out == b"late\n"
+    assert not [f for f in trace.findings() if f.kind in ("deadlock", "schedule_left_control")]
+
+
+def test_where_the_programs_fds_are_out_of_sight_a_read_leaves_the_schedule(
+        acl: ModuleType) -> None:
+    """In acl-lab grade's sandbox the emulator cannot look at the program's fds: a read that
+    would block takes the thread out of the schedule at once (no fallback wait), the writer
+    runs, the read returns, and the trace says where control was left."""
+    def program(acl: ModuleType) -> bytes:
+        assert acl.init() == 0
+        s = current_session()
+        assert s is not None
+        s.own_fds = False
+        r, w = os.pipe()
+
+        def writer() -> None:
+            acl.rt.get_run_mode()
+            os.write(w, b"x")
+            os.close(w)
+
+        t = threading.Thread(target=writer, name="writer")
+        t.start()
+        data = os.read(r, 1)  # nothing yet: the main thread would block holding its turn
+        t.join()
+        os.close(r)
+        assert acl.finalize() == 0
+        return data
+
+    trace, data = run(program, acl, preempt_s=600.0)  # the fallback alone: ten minutes
+    assert data == b"x"
+    (f,) = [f for f in trace.findings() if f.kind == "schedule_left_control"]
+    assert "sandbox" in f.message and f.file == __file__
+    assert "os.read" not in {trace.call_name(i) for i in range(trace.calls.rows)}
