@@ -72,7 +72,8 @@ def _parser() -> argparse.ArgumentParser:
                    add_help=False)
     sub.add_parser("cc", help="compile a C/C++ AscendCL program against libascendcl "
                    "(g++ -g ...)", add_help=False)
-    sub.add_parser("config", help="compiler and linker flags: --cflags --libs",
+    sub.add_parser("config", help="compiler and linker flags (--cflags --libs) or the "
+                   "CANN-shaped toolkit folder (--toolkit)",
                    add_help=False)
     e = sub.add_parser("export", help="convert a saved trace for another viewer")
     e.add_argument("trace", help="an .acltrace file")
