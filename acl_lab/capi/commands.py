@@ -157,7 +157,25 @@ def run_binary(opts: argparse.Namespace, write_outputs: Any, run_end: Any) -> in
         for leftover in (tmp, runenv.started_marker(tmp)):
             if os.path.exists(leftover):
                 os.unlink(leftover)
-    return int(write_outputs(trace, opts, end))
+    rc = int(write_outputs(trace, opts, end))
+    if without_lines(trace):
+        print(f"acl-lab: {opts.program} has no debug information: its calls are shown as "
+              "function+offset; build it with -g (cmake -DCMAKE_BUILD_TYPE=Debug) for "
+              "file:line", file=sys.stderr)
+    return rc
+
+
+def without_lines(trace: Any) -> bool:
+    """Whether some call of ``trace`` was made from C code without debug information (its
+    site is ``object(function+offset)`` with line 0, see :mod:`.sites`)."""
+    import numpy as np
+
+    calls = trace.calls
+    if not calls.rows:
+        return False
+    files = np.unique(np.asarray(calls["file"])[np.asarray(calls["line"]) == 0])
+    return any("+0x" in trace.strings[int(f)] and trace.strings[int(f)].endswith(")")
+               for f in files)
 
 
 def _empty_trace(env: dict[str, str]) -> Any:
