@@ -144,12 +144,14 @@ def _definition(f: CFunc) -> str:
     return f"{f.declaration()} {{ {body} }}"
 
 
-def shim_source(funcs: list[CFunc], support: bool = True) -> str:
+def shim_source(funcs: list[CFunc], support: bool = True,
+                entries: list[CFunc] | None = None) -> str:
     """C definitions of ``funcs``: each forwards to its embedded Python entry point with
     the caller's return address first (resolved to the caller's file:line in the trace).
-    ``support``: the runtime library's own code (exit hook, device guard) goes in too."""
+    ``support``: the runtime library's own code (exit hook, device guard) goes in too;
+    ``entries``: the entry points to declare (default: those of ``funcs``)."""
     out = list(_INCLUDES)
-    out.append(cdef_source(funcs))
+    out.append(cdef_source(funcs if entries is None else entries))
     if support:
         out.append(_SUPPORT)
     out += [_definition(f) for f in funcs]
@@ -200,7 +202,8 @@ def _build_runtime(target: Path, funcs: list[CFunc], work: Path, verbose: bool) 
     cffi = require("cffi", "capi", "the C API (acl-lab cc)")
     libdir = sysconfig.get_config_var("LIBDIR") or ""
     shim = work / "acl_lab_shim.c"
-    shim.write_text(shim_source(funcs), encoding="utf-8")
+    own = [f for f in funcs if f.library == LIBRARIES[0]]
+    shim.write_text(shim_source(own, entries=funcs), encoding="utf-8")
     ffib = cffi.FFI()
     ffib.embedding_api(cdef_source(funcs))
     support = "int _lab_install_atexit(void);\nint _lab_guard_device(uintptr_t, uintptr_t);\n"

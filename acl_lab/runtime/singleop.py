@@ -303,16 +303,18 @@ def _device_access(s: Session, t: Task, addr: int, nbytes: int, what: str,
                    kinds: tuple[int, ...], rule: str, write: bool) -> None:
     """Add the access of an operator's data buffer to ``t``; 100000 when its memory is not
     of ``kinds`` (host memory, in EP mode)."""
-    r = _resolve_start(s, addr, what)
+    r = _resolve_start(s, addr, what, nbytes)
     if r.kind not in kinds:
         raise AclError(ErrorCode.ACL_ERROR_INVALID_PARAM, f"{what} is in host memory: {rule}")
     t.add_access(r, addr - r.addr, nbytes, write)
 
 
-def _resolve_start(s: Session, addr: int, what: str) -> Any:
+def _resolve_start(s: Session, addr: int, what: str, nbytes: int = 1) -> Any:
+    """The region ``addr`` starts in; raw host memory (a C program's stack or heap, which no
+    region indexes) is resolved for the ``nbytes`` the task will touch."""
     r = s.memory.find(addr)
     if r is None:
-        r = s.memory.resolve(addr, 1, what)
+        r = s.memory.resolve(addr, max(nbytes, 1), what)
     return r
 
 
@@ -605,7 +607,7 @@ def queue_device_task(s: Session, th: HostThread, cid: int, st: Any, kind: TaskK
         for addr, nbytes, what in group:
             if addr == 0:
                 raise AclError(ErrorCode.ACL_ERROR_INVALID_PARAM, f"{what} is a null pointer")
-            r = _resolve_start(s, addr, what)
+            r = _resolve_start(s, addr, what, nbytes)
             if r.kind not in allowed:
                 raise AclError(ErrorCode.ACL_ERROR_INVALID_PARAM,
                                f"{what} must be device memory, not {KIND_NAMES[r.kind]} "
