@@ -65,9 +65,10 @@ def compile_and_execute(s: Session, th: HostThread, cid: int, op_type: str, in_d
     lists = _ints("acl_lab.op_compiler.compile_and_execute",
                   (in_descs, in_bufs, out_descs, out_bufs))
     _check(engine, flag, path)
-    singleop.compile_op(s, op_type, lists[0], lists[2], attr)
+    compiled = singleop.compile_op(s, op_type, lists[0], lists[2], attr, remember=False)
     singleop.launch_op(s, th, cid, op_type, lists[0], lists[1], lists[2], lists[3], attr,
                        stream)
+    singleop.remember_compiled(s, compiled)
 
 
 __all__ = ["compile_and_execute", "compile_op"]

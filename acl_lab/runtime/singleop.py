@@ -433,9 +433,11 @@ def create_op_handle(s: Session, cid: int, op_type: str, in_descs: list[int],
 
 
 def compile_op(s: Session, op_type: str, in_descs: list[int], out_descs: list[int],
-               attr: int) -> OpDef:
+               attr: int, remember: bool = True) -> CompiledOp:
     """aclopCompile: check that the emulated operators compute ``op_type`` for these descs
-    (its shape inference gives the output descs) and remember it as compiled."""
+    (its shape inference gives the output descs) and remember it as compiled (with
+    ``remember``; else the caller does, with :func:`remember_compiled`, once the rest of its
+    call succeeded)."""
     try:
         op = get_op(op_type)
     except OpError as e:
@@ -452,8 +454,15 @@ def compile_op(s: Session, op_type: str, in_descs: list[int], out_descs: list[in
                               "not the output descs given", ErrorCode.ACL_ERROR_OP_NOT_FOUND)
     except OpError as e:
         raise AclError(e.code, e.message) from None
-    s.register(CompiledOp(op_type, [_desc_key(d) for d in ind], [_desc_key(d) for d in outd]))
-    return op
+    compiled = CompiledOp(op_type, [_desc_key(d) for d in ind], [_desc_key(d) for d in outd])
+    if remember:
+        remember_compiled(s, compiled)
+    return compiled
+
+
+def remember_compiled(s: Session, compiled: CompiledOp) -> None:
+    """Keep ``compiled`` for later op handles (aclopCompile's online cache)."""
+    s.register(compiled)
 
 
 def run_internal_op(s: Session, th: HostThread, cid: int, op_type: str,

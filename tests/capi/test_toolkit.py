@@ -199,6 +199,7 @@ def test_vdec_callbacks_run_in_the_report_thread(programs: Path, tmp_path: Path)
     # every frame's callback and the EOS one ran in the thread that called aclrtProcessReport
     assert got["callbacks_in_report_thread"] == [str(len(frames) + 1)]
     assert summary["findings"] == []
+    assert trace.calls_named("acl.media.vdec_send_frame").size == len(frames) + 1
 
 
 def test_gemm_through_acl_cblas(programs: Path, tmp_path: Path) -> None:
@@ -230,6 +231,7 @@ def test_op_compile_and_execute_then_handles(programs: Path, tmp_path: Path) -> 
     assert got["handle_compiled"] == ["0"]
     assert got["handle_not_compiled"] == ["100024"]
     assert trace.calls_named("acl_lab.op_compiler.compile_and_execute").size == 1
+    assert summary["findings"] == []
 
 
 def test_a_program_without_debug_info_names_functions(programs: Path, tmp_path: Path) -> None:
@@ -240,6 +242,8 @@ def test_a_program_without_debug_info_names_functions(programs: Path, tmp_path: 
     site = leaks[0]["file"]
     assert re.search(r"leak_nodebug\(AllocateScratch\+0x[0-9a-f]+\)$", site), site
     assert leaks[0]["line"] == 0
+    malloc = int(trace.calls_named("acl.rt.malloc")[0])
+    assert trace.call_site(malloc) == (site, 0)
     assert "build it with -g" in proc.stderr
     assert proc.stderr.count("build it with -g") == 1
     # the Debug programs are resolved to file:line and get no such advice
