@@ -716,6 +716,52 @@ def test_pitfall3_fixed_with_set_context_in_the_worker(tmp_path: Path) -> None:
     clean(run)
 
 
+PROBE = """
+import threading
+assert acl.init() == 0
+assert acl.rt.set_device(0) == 0
+ctx, ret = acl.rt.get_context()
+results = []
+
+
+def work():
+    dev, ret = acl.rt.get_device()  # <- probe
+    if ret != 0 and SET:
+        assert acl.rt.set_context(ctx) == 0
+    ptr, ret = acl.rt.malloc(64, ACL_MEM_MALLOC_NORMAL_ONLY)  # <- malloc
+    results.append(ret)
+    if ret == 0:
+        assert acl.rt.free(ptr) == 0
+
+
+t = threading.Thread(target=work)
+t.start()
+t.join()
+assert acl.rt.reset_device(0) == 0
+assert acl.finalize() == 0
+"""
+
+
+def test_a_checked_get_device_probe_is_a_note_not_an_error(tmp_path: Path) -> None:
+    """A worker asks get_device whether it has a context (107002: no), checks the code and
+    sets one: the probe is an info note at its line, not an error (issue 28)."""
+    run = run_program(tmp_path, "SET = True\n" + PROBE)
+    assert run.env["results"] == [0]
+    f = only(run, "probe", "context_not_set")
+    assert f.severity == "info"
+    assert "probe, not a mistake" in f.message
+
+
+def test_a_probe_followed_by_a_failing_call_is_still_an_error(tmp_path: Path) -> None:
+    """The same worker ignoring the answer: its malloc fails too, so the thread's 107002s
+    are an error that lists both calls."""
+    run = run_program(tmp_path, "SET = False\n" + PROBE)
+    assert run.env["results"] == [107002]
+    f = only(run, "probe", "context_not_set")
+    assert f.severity == "error"
+    assert "acl.rt.get_device" in f.message and "acl.rt.malloc" in f.message
+
+
 def test_context_not_set_after_reset_device_names_the_reset(tmp_path: Path) -> None:
     """A call after reset_device released the thread's context: context_not_set says which
     call released it."""
