@@ -598,6 +598,31 @@ def _kernel_fn(op: OpDef, in_specs: list[TensorSpec], out_specs: list[TensorSpec
 # ------------------------------------------------------------------ generic device tasks
 
 
+def read_now(s: Session, th: HostThread, cid: int, kind: TaskKind, duration: int,
+             addr: int, nbytes: int, what: str, label: str,
+             allowed: tuple[int, ...] = (DEVICE, DVPP)) -> bytes:
+    """Read ``[addr, addr+nbytes)`` as a task on no stream that runs within the call (the
+    host waits for it), as a call that takes its input before it returns does; the bytes.
+    The read is recorded like any task's, so a write the program has not ordered before the
+    call is a race."""
+    r = _resolve_start(s, addr, what, nbytes)
+    if r.kind not in allowed:
+        raise AclError(ErrorCode.ACL_ERROR_INVALID_PARAM,
+                       f"{what} must be device memory, not {KIND_NAMES[r.kind]} memory")
+    t = Task(kind, None, cid, th.clock, Engine.HOST, duration)
+    t.label = label
+    t.add_access(r, addr - r.addr, nbytes, False)
+    got: list[bytes] = []
+
+    def take(inputs: list[bytes]) -> list[bytes]:
+        got.extend(inputs)
+        return []
+
+    t.kernel = take
+    scheduler.run_sync(s, th, t)
+    return got[0] if got else b""
+
+
 def queue_device_task(s: Session, th: HostThread, cid: int, st: Any, kind: TaskKind,
                       engine: Engine, duration: int,
                       reads: list[tuple[int, int, str]], writes: list[tuple[int, int, str]],
