@@ -470,7 +470,8 @@ def context_not_set(trace: Any) -> list[Finding]:
     groups: dict[tuple[str, int, bool], list[list[int]]] = defaultdict(list)
     for cs in by_thread.values():
         probe = all(trace.call_name(c) in _PROBES for c in cs)
-        groups[(*site(trace, cs[0]), probe)].append(cs)
+        file, line = site(trace, cs[0])
+        groups[(file, line, probe)].append(cs)
     out: list[Finding] = []
     for (file, line, probe), per_thread in sorted(groups.items()):
         first = per_thread[0][0]
