@@ -78,7 +78,9 @@ class Hint:
     not passed to Python unless it is in ``keep``); ``ptrs`` are pointer parameters passed
     as addresses although their type looks like an output (an in/out ``uint32_t *size``);
     ``ignore`` are C parameters the pyACL function does not take (a string's length);
-    ``threads`` are thread ids the emulator must already know (a C thread that has not
+    ``optional`` are output pointers the caller may leave NULL (the public samples pass
+    nullptr for the JPEG's components and format); ``threads`` are thread ids the emulator
+    must already know (a C thread that has not
     called ACL yet, see ``bridge._wait_for_thread``); ``py`` names the pyACL function when
     several share the C name; ``custom`` says the bridge has a hand-written function for it.
     """
@@ -88,6 +90,8 @@ class Hint:
     ptrs: tuple[str, ...] = ()
     ignore: tuple[str, ...] = ()
     threads: tuple[str, ...] = ()
+    #: output pointers that may be NULL (the output is then not written)
+    optional: tuple[str, ...] = ()
     py: str = ""
     custom: bool = False
 
@@ -652,6 +656,8 @@ HINTS: dict[str, Hint] = {
     "acldvppVpcBatchCropResizeAsync": _CUSTOM,
     "acldvppVpcBatchCropResizePasteAsync": _CUSTOM,
     "acldvppJpegEncodeAsync": Hint(ptrs=("size",)),
+    "acldvppJpegGetImageInfo": Hint(optional=("components",)),
+    "acldvppJpegGetImageInfoV2": Hint(optional=("components", "format")),
     "aclvdecSetChannelDescThreadId": _THREAD,
     "aclvencSetChannelDescThreadId": _THREAD,
     "aclvdecSetChannelDescCallback": _CUSTOM,

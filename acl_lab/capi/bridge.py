@@ -270,7 +270,7 @@ def generic(f: api.CFunc) -> Callable[..., Any]:
                 if _null(a):
                     return _refuse(p.name)
                 args.append(_dims_in(a))
-            elif r in ("out", "struct_out") and _null(a):
+            elif r in ("out", "struct_out") and _null(a) and p.name not in f.hint.optional:
                 return _refuse(f"the output pointer {p.name}")
         result = fn(*args)
         if value is not None:
@@ -282,6 +282,8 @@ def generic(f: api.CFunc) -> Callable[..., Any]:
         *values, ret = result
         if outs:
             for (i, write), v in zip(outs, values, strict=True):
+                if _null(cargs[i]):
+                    continue  # an optional output the caller left NULL
                 if ret == 0:
                     write(cargs[i], v)
                 elif roles[i] == "out" and _writer_is_pointer(params[i]):

@@ -431,7 +431,8 @@ def vdec_send_frame(s: Session, th: HostThread, cid: int, handle: int, in_handle
         raise AclError(ACL_ERROR_INVALID_PARAM, f"vdec channel desc {handle:#x} has no channel: "
                                                 "call acl.media.vdec_create_channel first")
     _live_stream(ch, api)
-    frame_config(s, cfg_handle, venc=False)
+    if cfg_handle:  # "config: reserved, may be NULL" (CANN's aclvdecSendFrame page)
+        frame_config(s, cfg_handle, venc=False)
     sd = stream_desc(s, in_handle)
     eos = bool(sd.eos)
     pic: PicDesc | None = None

@@ -365,7 +365,7 @@ def _send_all_from_one_buffer(acl: ModuleType, pkts: list[bytes], asynchronous: 
     copy_stream, ret = acl.rt.create_stream()
     assert ret == 0
     keep = [bytes(p) for p in pkts]
-    cfg = m.vdec_create_frame_config()
+    cfg = m.vdec_create_frame_config() if asynchronous else 0  # reserved: NULL is allowed
     pics = []
     for data in keep:
         src = acl.util.bytes_to_ptr(data)
