@@ -208,6 +208,14 @@ def _read_host_const(s: Session, desc: TensorDesc, buf: Any,
     return None
 
 
+def _op(op_type: str) -> OpDef:
+    """The registered operator ``op_type``; AclError with its code (100024) when none."""
+    try:
+        return get_op(op_type)
+    except OpError as e:
+        raise AclError(e.code, e.message) from None
+
+
 def launch_op(s: Session, th: HostThread, cid: int, op_type: str,
               in_descs: list[int], in_bufs: list[int], out_descs: list[int],
               out_bufs: list[int], attr: int, stream: int) -> None:
@@ -218,10 +226,7 @@ def launch_op(s: Session, th: HostThread, cid: int, op_type: str,
     if any(h == 0 for h in (*in_descs, *out_descs)):
         raise AclError(ErrorCode.ACL_ERROR_INVALID_PARAM, "a tensor desc in the lists is null")
     st = streams.lookup(s, th, stream)
-    try:
-        op = get_op(op_type)
-    except OpError as e:
-        raise AclError(e.code, e.message) from None
+    op = _op(op_type)
     ind = [tensor_desc(s, h) for h in in_descs]
     outd = [tensor_desc(s, h) for h in out_descs]
     inb = [buffers.lookup(s, h) if h else None for h in in_bufs]
@@ -335,10 +340,7 @@ def cast(s: Session, th: HostThread, cid: int, src_desc: int, src_buf: int,
 def infer_op_shape(s: Session, op_type: str, in_descs: list[int], in_bufs: list[int],
                    num_outputs: int, out_descs: list[int], attr: int) -> None:
     """aclopInferShape: fill the output descs' dims and dtypes from the inputs."""
-    try:
-        op = get_op(op_type)
-    except OpError as e:
-        raise AclError(e.code, e.message) from None
+    op = _op(op_type)
     ind = [tensor_desc(s, h) for h in in_descs]
     inb = [buffers.lookup(s, h) if h else None for h in in_bufs]
     attrs = _op_attrs(s, op, attr)
@@ -414,10 +416,7 @@ def create_op_handle(s: Session, cid: int, op_type: str, in_descs: list[int],
     model loaded from the aclopSetModelDir folder, or compiled by aclopCompile, has this op
     type and these input and output descs).
     """
-    try:
-        op = get_op(op_type)
-    except OpError as e:
-        raise AclError(e.code, e.message) from None
+    op = _op(op_type)
     ind = [tensor_desc(s, x) for x in in_descs]
     outd = [tensor_desc(s, x) for x in out_descs]
     want = ([_desc_key(d) for d in ind], [_desc_key(d) for d in outd])
@@ -438,10 +437,7 @@ def compile_op(s: Session, op_type: str, in_descs: list[int], out_descs: list[in
     (its shape inference gives the output descs) and remember it as compiled (with
     ``remember``; else the caller does, with :func:`remember_compiled`, once the rest of its
     call succeeded)."""
-    try:
-        op = get_op(op_type)
-    except OpError as e:
-        raise AclError(e.code, e.message) from None
+    op = _op(op_type)
     ind = [tensor_desc(s, x) for x in in_descs]
     outd = [tensor_desc(s, x) for x in out_descs]
     try:
@@ -473,10 +469,7 @@ def run_internal_op(s: Session, th: HostThread, cid: int, op_type: str,
     (an API that runs an operator of its own, like aclblasGemmEx); each tensor is
     ``(aclDataType, dims, aclFormat, address, size)``."""
     st = streams.lookup(s, th, stream)
-    try:
-        op = get_op(op_type)
-    except OpError as e:
-        raise AclError(e.code, e.message) from None
+    op = _op(op_type)
     from .objects import DataBuffer
 
     def desc(t: tuple[int, list[int], int, int, int]) -> TensorDesc:
