@@ -79,6 +79,7 @@ class Sample:
     #: contents, a zero-filled size, or a function making the contents at preparation
     files: Mapping[str, bytes | int | Callable[[], bytes]] = field(default_factory=dict)
     dirs: list[str] = field(default_factory=list)  # folders the program writes into
+    library: bool = False             # a library built by its Makefile (acllite): no run
     out_of_scope: str = ""
     note: str = ""
 
@@ -206,6 +207,12 @@ SAMPLES: list[Sample] = [
     Sample(L2 + "6_other/acl_compile_and_execute_conv2d", cwd="out",
            args=["../data/fmap.bin", "../data/weight.bin", "../data/output.bin"],
            note="the README makes the input files with a script; the substitutes are random"),
+    # ---- the acllite C++ library (its Makefile reads INSTALL_DIR and THIRDPART_PATH)
+    Sample("cplusplus/common/acllite", library=True,
+           note="needs FFmpeg's development files (Debian's libavcodec-dev and friends); "
+           "VideoCapture is written for FFmpeg 4 (FFmpeg 5 moved AVBitStreamFilter to "
+           "libavcodec/bsf.h: environment); the PNG decoder (acldvppPng*) is not emulated by "
+           "acl_lab, so its two callers do not compile; every other source compiles"),
     Sample(C + "resnet50_imagenet_dynamic_dims",
            out_of_scope="the program reads its pictures with OpenCV (opencv2/opencv.hpp): "
            "needs libopencv-dev, which the toolkit does not provide"),
@@ -363,6 +370,8 @@ def run_sample(repo: str, sample: Sample, workroot: Path, kit: Path) -> dict[str
     extract(repo, [sample.path], work)
     folder = work / sample.path
     env = toolkit_env(kit, work)
+    if sample.library:
+        return _build_library(rec, folder, env)
     built, error = build(folder, env)
     rec["compiles"] = built
     if not built:
@@ -400,6 +409,24 @@ def run_sample(repo: str, sample: Sample, workroot: Path, kit: Path) -> dict[str
         found = json.loads(summary.read_text())["findings"]
         rec["findings"] = [{"kind": f["kind"], "severity": f["severity"],
                             "site": _site(f["file"], f["line"], folder)} for f in found]
+    return rec
+
+
+def _build_library(rec: dict[str, Any], folder: Path, env: dict[str, str]) -> dict[str, Any]:
+    """``make -k`` a library as its README does; which sources do not compile, and why."""
+    (Path(env["THIRDPART_PATH"]) / "include").mkdir(parents=True, exist_ok=True)
+    (Path(env["THIRDPART_PATH"]) / "lib").mkdir(parents=True, exist_ok=True)
+    proc = subprocess.run(["make", "-k", "-j2"], cwd=folder, env=env, capture_output=True,
+                          text=True)
+    out = proc.stdout + proc.stderr
+    errors: dict[str, str] = {}
+    for ln in out.splitlines():
+        m = re.match(r"^(\S+?\.(?:cpp|h)):\d+:\d+: error: (.*)$", ln)
+        if m and m.group(1) not in errors:
+            errors[m.group(1)] = m.group(2)
+    rec["compiles"] = proc.returncode == 0
+    rec["result"] = "built" if proc.returncode == 0 else "does not compile"
+    rec["error"] = "; ".join(f"{f}: {e}" for f, e in errors.items())
     return rec
 
 
