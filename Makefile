@@ -94,7 +94,8 @@ test: $(TEST_STAMP) chromium bubblewrap speedscope capi
 #                  trace limit (minutes of CPU in their module fixtures)
 #   tests/grading/test_{attacks,integrity,grade_cli}.py  acl-lab grade over whole notebooks
 #                  in bubblewrap sandboxes (a minute or more of setup each)
-#   tests/capi/test_programs.py  compiles and runs C++ programs with g++
+#   tests/capi/test_programs.py, tests/capi/test_toolkit.py  compile and run C++ programs
+#                  with g++ and CMake
 # capi is a prerequisite: libascendcl.so is built once before the workers start, so two
 # workers never build it into the shared cache at the same time (tests/capi/test_headers.py
 # and the %%acl_cpp magic tests still use it).
@@ -104,7 +105,8 @@ CHECK_ARGS := -n auto --dist loadfile -m "not e2e and not slow" \
 	--ignore=tests/robustness/test_trace_load_fuzz.py \
 	--ignore=tests/robustness/test_trace_ceiling.py \
 	--ignore=tests/grading/test_attacks.py --ignore=tests/grading/test_integrity.py \
-	--ignore=tests/grading/test_grade_cli.py --ignore=tests/capi/test_programs.py
+	--ignore=tests/grading/test_grade_cli.py --ignore=tests/capi/test_programs.py \
+	--ignore=tests/capi/test_toolkit.py
 
 check: $(TEST_STAMP) capi
 	$(BIN)/ruff check acl_lab tests benchmarks
@@ -130,21 +132,24 @@ chromium:
 		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium; \
 	fi
 
-# C and C++ programs (tests/capi, acl-lab cc): g++, addr2line (binutils) and the headers and
-# shared library of the Python that runs acl_lab (python3-dev), from Debian's packages.
+# C and C++ programs (tests/capi, acl-lab cc): g++, addr2line and nm (binutils), cmake (the
+# toolkit tests build programs with CMake as the public samples do) and the headers and shared
+# library of the Python that runs acl_lab (python3-dev), from Debian's packages.
 cdev:
 	@if command -v g++ >/dev/null 2>&1 && command -v addr2line >/dev/null 2>&1 && \
+		command -v nm >/dev/null 2>&1 && command -v cmake >/dev/null 2>&1 && \
 		[ -f "$$($(BIN)/python -c 'import sysconfig; print(sysconfig.get_paths()["include"])')/Python.h" ]; then \
-		echo ">> g++, binutils and the Python headers already installed"; \
+		echo ">> g++, binutils, cmake and the Python headers already installed"; \
 	else \
-		echo ">> installing Debian's g++, binutils and python3-dev"; \
+		echo ">> installing Debian's g++, binutils, cmake, make and python3-dev"; \
 		$(SUDO) apt-get update && \
-		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends g++ binutils python3-dev; \
+		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends g++ binutils cmake make python3-dev; \
 	fi
 
-# libascendcl.so (cffi embedding) in $$ACL_LAB_CACHE/capi; rebuilt only when its sources change.
+# libascendcl.so (cffi embedding), the thin libraries over it and the CANN-shaped toolkit in
+# $$ACL_LAB_CACHE/capi; rebuilt only when their sources change.
 capi: $(TEST_STAMP) cdev
-	@$(RUN_ENV) $(BIN)/acl-lab config --libdir
+	@$(RUN_ENV) $(BIN)/acl-lab config --libdir --toolkit
 
 # acl-lab grade runs each submission in a bubblewrap sandbox (Debian's bubblewrap).
 bubblewrap:

@@ -79,7 +79,8 @@ def _parser() -> argparse.ArgumentParser:
                    add_help=False)
     sub.add_parser("cc", help="compile a C/C++ AscendCL program against libascendcl "
                    "(g++ -g ...)", add_help=False)
-    sub.add_parser("config", help="compiler and linker flags: --cflags --libs",
+    sub.add_parser("config", help="compiler and linker flags (--cflags --libs) or the "
+                   "CANN-shaped toolkit folder (--toolkit)",
                    add_help=False)
     e = sub.add_parser("export", help="convert a saved trace for another viewer")
     e.add_argument("trace", help="an .acltrace file")
@@ -280,7 +281,8 @@ def _write_outputs(trace: Any, opts: argparse.Namespace, end: _RunEnd) -> int:
               file=sys.stderr)
         for f in findings:
             first = f.message.split(". Rule:")[0].splitlines()[0]
-            print(f"  {f.severity} {f.kind} {f.file}:{f.line}: {first}", file=sys.stderr)
+            where = f"{f.file}:{f.line}" if f.line else f.file  # C without -g: no line
+            print(f"  {f.severity} {f.kind} {where}: {first}", file=sys.stderr)
     if getattr(opts, "defaulted_outputs", False):
         print(f"acl-lab: wrote {opts.trace} and {opts.summary} (no output option given)",
               file=sys.stderr)

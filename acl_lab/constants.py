@@ -593,6 +593,26 @@ DVPP_CHNMODE_JPEGD: Final = 2
 DVPP_CHNMODE_JPEGE: Final = 4
 DVPP_CHNMODE_PNGD: Final = 8
 
+# --- acldvppStreamFormat (vdec/venc enType, dvpp_set_stream_desc_format)
+H265_MAIN_LEVEL: Final = 0
+H264_BASELINE_LEVEL: Final = 1
+H264_MAIN_LEVEL: Final = 2
+H264_HIGH_LEVEL: Final = 3
+
+# --- aclTransType, aclComputeType (ops/acl_cblas.h: acl.blas.gemm_ex)
+ACL_TRANS_N: Final = 0
+ACL_TRANS_T: Final = 1
+ACL_TRANS_NZ: Final = 2
+ACL_TRANS_NZ_T: Final = 3
+ACL_COMPUTE_HIGH_PRECISION: Final = 0
+ACL_COMPUTE_LOW_PRECISION: Final = 1
+
+# --- the data-type switches of aclprofCreateConfig (acl_prof.h ACL_PROF_*)
+ACL_PROF_ACL_API: Final = 0x0001
+ACL_PROF_TASK_TIME: Final = 0x0002
+ACL_PROF_AICORE_METRICS: Final = 0x0004
+ACL_PROF_AICPU: Final = 0x0008
+
 # =============================================================================================
 # numpy type numbers used by pyACL samples (numpy's numbers, np.dtype(x).num; not ACL's)
 # =============================================================================================

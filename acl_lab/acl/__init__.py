@@ -23,7 +23,7 @@ from ..runtime import buffers, devices, singleop
 from ..runtime.errors import AclError
 from ..runtime.objects import HostThread
 from ..runtime.session import Session
-from . import _binding, mdl, media, op, prof, rt, util
+from . import _binding, blas, mdl, media, op, prof, rt, util
 from ._boundary import acl_api
 
 S = Session
@@ -360,7 +360,6 @@ def get_tensor_desc_name(s: S, th: HostThread, cid: int, desc: int) -> str:
 # ----------------------------------------------------------------------------- the rest
 # Submodules the binding has and acl_lab does not emulate at all, then a stub for every entry
 # of the method table a module does not define (each raises NotImplementedError naming it).
-blas = types.ModuleType("acl_lab.acl.blas", "acl.blas: not emulated (see _binding).")
 fv = types.ModuleType("acl_lab.acl.fv", "acl.fv: not emulated (see _binding).")
 himpi = types.ModuleType("acl_lab.acl.himpi", "acl.himpi: not emulated (see _binding).")
 SUBMODULES = ("rt", "mdl", "op", "util", "media", "prof", "blas", "fv", "himpi")

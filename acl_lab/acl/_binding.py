@@ -1145,7 +1145,8 @@ _REASONS: tuple[tuple[str, tuple[str, ...], str], ...] = (
                                              "(nor is acl.rt.malloc_with_cfg)"),
     ("acl.himpi", (), "the hi_mpi media interface of specific SoCs has no emulated hardware"),
     ("acl.fv", (), "feature-vector retrieval needs the retrieval engine, which is not emulated"),
-    ("acl.blas", (), "acl.blas GEMM/GEMV single ops are not in acl_lab's op registry"),
+    ("acl.blas", (), "only gemm_ex is emulated (the GEMM single op); GEMV, the half and int8 "
+                     "shorthands and the handle forms are not"),
     ("acl.prof", ("push", "pop", "range_start", "range_stop", "mark", "mark_ex",
                   "create_stamp", "destroy_stamp", "set_stamp_trace_message",
                   "create_step_info", "destroy_step_info", "get_step_timestamp"),

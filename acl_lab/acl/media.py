@@ -773,7 +773,9 @@ def vdec_send_frame(s: Session, th: HostThread, cid: int, desc: int, in_stream: 
     or all set (then they follow those rules, and a size different from the stream's
     resizes the picture); setting only some is 100000, as is size < wStride*hStride*3//2.
     A frame that cannot be decoded reports 100000 in dvpp_get_pic_desc_ret_code. No callback set:
-    RuntimeError("did not set callback, failed") like the binding.
+    RuntimeError("did not set callback, failed") like the binding. ``config`` is reserved
+    and may be 0. The bitstream is read before the call returns (the decoder takes it), so
+    the input buffer may be refilled for the next frame at once.
     Differs from real ACL: the code of a failed frame is 100000 (the hardware's is not
     documented); see vdec_create_channel for output order.
     """

@@ -1,13 +1,16 @@
 """The Python side of ``libascendcl.so``: each C API function calls the pyACL layer.
 
 Runs inside the C program's process (cffi embedding, see :mod:`.build`). Every C function
-is a call to the same ``acl_lab.acl`` function a Python program makes, through its
-``@acl_api`` boundary, so the trace and the return codes of a C program are those of the
-same program in Python. The differences are the C calling conventions: out-pointers are
-written here (the Python functions return their outputs), handles and device pointers are
-the emulated addresses cast to pointers, host pointers are the C program's real memory, and
-the call site recorded is the C caller's file:line (its return address, resolved by
-:mod:`.sites`) instead of a Python line.
+of the table (:mod:`.api`) is a call to the same ``acl_lab.acl`` function a Python program
+makes, through its ``@acl_api`` boundary, so the trace and the return codes of a C program
+are those of the same program in Python. The differences are the C calling conventions,
+which :func:`generic` applies to every row from its C declaration: out-pointers are written
+here (the Python functions return their outputs), arrays with a count become lists, C
+strings become ``str``, handles and device pointers are the emulated addresses cast to
+pointers, host pointers are the C program's real memory, and the call site recorded is the
+C caller's file:line (its return address, resolved by :mod:`.sites`) instead of a Python
+line. Rows whose C shape the rule cannot read (callbacks, batches of crop areas, text copied
+into a caller's buffer) have a hand-written function here, named after the C function.
 
 Each C thread is a Python thread here (cffi keeps one thread state per C thread), so it has
 its own current context; a C callback passed to ``aclrtLaunchCallback`` is called in the
@@ -29,11 +32,13 @@ from collections.abc import Callable
 from typing import Any
 
 from .. import acl as _acl
+from .. import op_compiler as _op_compiler  # noqa: F401  (registers aclopCompile*)
 from ..acl._boundary import register_foreign_caller, registry
 from ..constants import ErrorCode
 from ..runtime import costs
 from ..runtime.errors import AclError, DeadlockError
 from ..runtime.session import current_session, set_current_session
+from . import api
 from .runenv import session_from_env, started_marker
 from .sites import SiteResolver
 
@@ -72,107 +77,9 @@ def _str(x: Any) -> str:
     return _ffi.string(_ffi.cast("char *", x)).decode("utf-8", "replace")
 
 
-def _out(ptr: Any, ctype: str, value: Any) -> None:
-    _ffi.cast(ctype + " *", ptr)[0] = value
-
-
-def _outp(ptr: Any, value: int) -> None:
-    _ffi.cast("void **", ptr)[0] = _ffi.cast("void *", value)
-
-
 def _ptrs(arr: Any, n: int) -> list[int]:
     a = _ffi.cast("uintptr_t *", arr)
     return [int(a[i]) for i in range(n)]
-
-
-# ----------------------------------------------------------------------------- base
-
-
-def aclFloat16ToFloat(value: int) -> float:
-    """C ``aclFloat16ToFloat``: ``acl.float16_to_float``."""
-    return float(A.float16_to_float(value))
-
-
-def aclFloatToFloat16(value: float) -> int:
-    """C ``aclFloatToFloat16``: ``acl.float_to_float16``."""
-    return int(A.float_to_float16(value))
-
-
-def aclCreateDataBuffer(data: Any, size: int) -> Any:
-    """C ``aclCreateDataBuffer``: ``acl.create_data_buffer``."""
-    return _ffi.cast("void *", A.create_data_buffer(_p(data), size))
-
-
-def aclDestroyDataBuffer(buf: Any) -> int:
-    """C ``aclDestroyDataBuffer``: ``acl.destroy_data_buffer``."""
-    return int(A.destroy_data_buffer(_p(buf)))
-
-
-def aclUpdateDataBuffer(buf: Any, data: Any, size: int) -> int:
-    """C ``aclUpdateDataBuffer``: ``acl.update_data_buffer``."""
-    return int(A.update_data_buffer(_p(buf), _p(data), size))
-
-
-def aclGetDataBufferAddr(buf: Any) -> Any:
-    """C ``aclGetDataBufferAddr``: ``acl.get_data_buffer_addr``."""
-    return _ffi.cast("void *", A.get_data_buffer_addr(_p(buf)))
-
-
-def aclGetDataBufferSizeV2(buf: Any) -> int:
-    """C ``aclGetDataBufferSizeV2``: ``acl.get_data_buffer_size_v2``."""
-    return int(A.get_data_buffer_size_v2(_p(buf)))
-
-
-def aclDataTypeSize(dtype: int) -> int:
-    """C ``aclDataTypeSize``: ``acl.data_type_size``."""
-    return int(A.data_type_size(dtype))
-
-
-def aclCreateTensorDesc(dtype: int, num_dims: int, dims: Any, fmt: int) -> Any:
-    """C ``aclCreateTensorDesc``: ``acl.create_tensor_desc``."""
-    if num_dims < 0 or (num_dims > 0 and _null(dims)):
-        return _ffi.NULL
-    d = _ffi.cast("int64_t *", dims)
-    return _ffi.cast("void *", A.create_tensor_desc(dtype, [int(d[i]) for i in range(num_dims)],
-                                                    fmt))
-
-
-def aclDestroyTensorDesc(desc: Any) -> None:
-    """C ``aclDestroyTensorDesc``: ``acl.destroy_tensor_desc``."""
-    A.destroy_tensor_desc(_p(desc))
-
-
-def aclGetTensorDescSize(desc: Any) -> int:
-    """C ``aclGetTensorDescSize``: ``acl.get_tensor_desc_size``."""
-    return int(A.get_tensor_desc_size(_p(desc)))
-
-
-def aclGetTensorDescElementCount(desc: Any) -> int:
-    """C ``aclGetTensorDescElementCount``: ``acl.get_tensor_desc_element_count``."""
-    return int(A.get_tensor_desc_element_count(_p(desc)))
-
-
-def aclInit(path: Any) -> int:
-    """C ``aclInit``: ``acl.init``."""
-    return int(A.init() if _null(path) else A.init(_str(path)))
-
-
-def aclFinalize() -> int:
-    """C ``aclFinalize``: ``acl.finalize``."""
-    return int(A.finalize())
-
-
-def aclGetRecentErrMsg() -> Any:
-    """C ``aclGetRecentErrMsg``: ``acl.get_recent_err_msg``."""
-    text = A.get_recent_err_msg()
-    if not text:
-        return _ffi.NULL
-    buf = _ffi.new("char[]", text.encode("utf-8", "replace"))
-    _errbufs[threading.get_ident()] = buf  # kept until this thread's next call
-    return buf
-
-
-# ----------------------------------------------------------------------------- devices
 
 
 def _refuse(what: str) -> int:
@@ -192,170 +99,232 @@ def _refuse(what: str) -> int:
     return int(ret)
 
 
-def _int_out(ptr: Any, ctype: str, fn: Callable[[], tuple[int, int]]) -> int:
-    if _null(ptr):
-        return _refuse("the output pointer")
-    value, ret = fn()
-    if ret == 0:
-        _out(ptr, ctype, value)
-    return int(ret)
+def _pyacl(f: api.CFunc) -> Any:
+    """The pyACL function a row runs (the registered wrapper)."""
+    name = f.hint.py or _PYACL_NAME[f.name]
+    return registry()[name]["wrapper"]
 
 
-def _ptr_out(ptr: Any, fn: Callable[[], tuple[int, int]]) -> int:
-    if _null(ptr):
-        return _refuse("the output pointer")
-    value, ret = fn()
-    _outp(ptr, value if ret == 0 else 0)
-    return int(ret)
+# ----------------------------------------------------------------------------- generic rule
+
+#: pointee types whose non-const pointer is an output of the scalar kind named
+_OUT_SCALARS = {**{t: c for t, c in api.SCALARS.items() if t != "void"},
+                **{e: "int32_t" for e in api.ENUMS}}
+#: the element C type of an input array of these types
+_ARRAY_ELEMS = {**_OUT_SCALARS, "char *": "char *"}
+#: C strings handed back by value-returning functions (kept alive: one per distinct text)
+_strings: dict[str, Any] = {}
 
 
-def aclrtSetDevice(device: int) -> int:
-    """C ``aclrtSetDevice``: ``acl.rt.set_device``."""
-    return int(A.rt.set_device(device))
+def _base(ctype: str) -> str:
+    return ctype.replace("const ", "").strip()
 
 
-def aclrtResetDevice(device: int) -> int:
-    """C ``aclrtResetDevice``: ``acl.rt.reset_device``."""
-    return int(A.rt.reset_device(device))
+def _role(f: api.CFunc, p: api.Param) -> str:
+    """How the generic rule treats ``p``: in (a value or address passed on), str (a C
+    string), array, count (an array's length, dropped), ignore, out (a scalar or handle the
+    pyACL function returns), struct_in / struct_out (an aclmdlIODims-like struct)."""
+    h = f.hint
+    if p.name in h.arrays:
+        return "array"
+    if p.name in h.arrays.values() and p.name not in h.keep:
+        return "count"
+    if p.name in h.ignore:
+        return "ignore"
+    if p.name in h.ptrs:
+        return "in"
+    base = _base(p.ctype)
+    if p.ctype == "const char *":
+        return "str"
+    if base.endswith("*"):
+        pointee = base[:-1].strip()
+        if pointee in api.STRUCTS:
+            return "struct_in" if p.ctype.startswith("const ") else "struct_out"
+        if p.ctype.startswith("const "):
+            return "in"
+        if pointee in _OUT_SCALARS or pointee in api.POINTER_TYPES or pointee.endswith("*"):
+            return "out"
+    if base in api.CALLBACK_TYPES:
+        raise TypeError(f"{f.name}: a callback parameter needs a custom bridge")
+    return "in"
 
 
-def aclrtGetDevice(ptr: Any) -> int:
-    """C ``aclrtGetDevice``: ``acl.rt.get_device``, outputs written to the C pointers."""
-    return _int_out(ptr, "int32_t", lambda: A.rt.get_device())
+def _dims_out(ptr: Any, value: Any) -> None:
+    items = value if isinstance(value, list) else [value]
+    arr = _ffi.cast("aclmdlIODims *", ptr)
+    for i, d in enumerate(items):
+        name = str(d.get("name", "")).encode("utf-8")[:127]
+        arr[i].name = name
+        dims = list(d.get("dims", []))
+        arr[i].dimCount = int(d.get("dimCount", len(dims)))
+        for j, v in enumerate(dims[:128]):
+            arr[i].dims[j] = int(v)
 
 
-def aclrtGetDeviceCount(ptr: Any) -> int:
-    """C ``aclrtGetDeviceCount``: ``acl.rt.get_device_count``, outputs written to the C pointers."""
-    return _int_out(ptr, "uint32_t", lambda: A.rt.get_device_count())
+def _batch_out(ptr: Any, value: Any) -> None:
+    b = _ffi.cast("aclmdlBatch *", ptr)
+    batch = list(value.get("batch", []))
+    b.batchCount = int(value.get("batchCount", len(batch)))
+    for i, v in enumerate(batch[:128]):
+        b.batch[i] = int(v)
 
 
-def aclrtGetRunMode(ptr: Any) -> int:
-    """C ``aclrtGetRunMode``: ``acl.rt.get_run_mode``, outputs written to the C pointers."""
-    return _int_out(ptr, "int32_t", lambda: A.rt.get_run_mode())
+def _hw_out(ptr: Any, value: Any) -> None:
+    hw = _ffi.cast("aclmdlHW *", ptr)
+    pairs = list(value.get("hw", []))
+    hw.hwCount = int(value.get("hwCount", len(pairs)))
+    for i, (h, w) in enumerate(pairs[:128]):
+        hw.hw[i][0], hw.hw[i][1] = int(h), int(w)
 
 
-def aclrtSynchronizeDevice() -> int:
-    """C ``aclrtSynchronizeDevice``: ``acl.rt.synchronize_device``."""
-    return int(A.rt.synchronize_device())
+_STRUCT_WRITERS = {"aclmdlIODims": _dims_out, "aclmdlBatch": _batch_out, "aclmdlHW": _hw_out}
 
 
-def aclrtCreateContext(ptr: Any, device: int) -> int:
-    """C ``aclrtCreateContext``: ``acl.rt.create_context``, outputs written to the C pointers."""
-    return _ptr_out(ptr, lambda: A.rt.create_context(device))
+def _dims_in(ptr: Any) -> dict[str, Any]:
+    d = _ffi.cast("aclmdlIODims *", ptr)
+    n = int(d.dimCount)
+    return {"name": _ffi.string(d.name).decode("utf-8", "replace"), "dimCount": n,
+            "dims": [int(d.dims[i]) for i in range(min(n, 128))]}
 
 
-def aclrtDestroyContext(ctx: Any) -> int:
-    """C ``aclrtDestroyContext``: ``acl.rt.destroy_context``."""
-    return int(A.rt.destroy_context(_p(ctx)))
+def _writer(p: api.Param) -> Callable[[Any, Any], None]:
+    pointee = _base(p.ctype)[:-1].strip()
+    if pointee in api.STRUCTS:
+        return _STRUCT_WRITERS[pointee]
+    if pointee in _OUT_SCALARS:
+        ctype = _OUT_SCALARS[pointee] + " *"
+        return lambda ptr, v: _ffi.cast(ctype, ptr).__setitem__(0, v)
+    return lambda ptr, v: _ffi.cast("void **", ptr).__setitem__(0, _ffi.cast("void *", v))
 
 
-def aclrtSetCurrentContext(ctx: Any) -> int:
-    """C ``aclrtSetCurrentContext``: ``acl.rt.set_context``."""
-    return int(A.rt.set_context(_p(ctx)))
+def _array(p: api.Param, ptr: Any, n: int) -> list[Any]:
+    elem = _base(p.ctype)[:-1].strip()
+    if elem.endswith("*") and elem.replace("const", "").strip() != "char *":
+        return _ptrs(ptr, n)  # an array of handles
+    elem = elem.replace("const", "").strip()
+    arr = _ffi.cast(_ARRAY_ELEMS[elem] + " *", ptr)
+    if elem == "char *":
+        return [_ffi.string(arr[i]).decode("utf-8", "replace") for i in range(n)]
+    return [arr[i] for i in range(n)]
 
 
-def aclrtGetCurrentContext(ptr: Any) -> int:
-    """C ``aclrtGetCurrentContext``: ``acl.rt.get_context``, outputs written to the C pointers."""
-    return _ptr_out(ptr, lambda: A.rt.get_context())
+def _returner(f: api.CFunc) -> Callable[[Any], Any]:
+    """How a value-returning function's pyACL result becomes its C return value."""
+    if f.ret == "const char *":
+        def text(v: Any) -> Any:
+            if v is None:
+                return _ffi.NULL
+            buf = _strings.get(v)
+            if buf is None:
+                buf = _strings[v] = _ffi.new("char[]", str(v).encode("utf-8", "replace"))
+            return buf
+        return text
+    if f.ret_ffi == "void *":
+        return lambda v: _ffi.cast("void *", v or 0)
+    if f.ret_ffi in ("float", "double"):
+        return lambda v: float(v or 0.0)
+    return lambda v: int(v or 0)
 
 
-def aclrtCreateStream(ptr: Any) -> int:
-    """C ``aclrtCreateStream``: ``acl.rt.create_stream``, outputs written to the C pointers."""
-    return _ptr_out(ptr, lambda: A.rt.create_stream())
+def generic(f: api.CFunc) -> Callable[..., Any]:
+    """The Python side of a row without a custom bridge: C arguments in, the pyACL call, C
+    outputs written and the C return value made (see the module docstring of :mod:`.api`)."""
+    fn = _pyacl(f)
+    entry = registry()[f.hint.py or _PYACL_NAME[f.name]]
+    out = entry["out"]
+    roles = [_role(f, p) for p in f.params]
+    index = {p.name: i for i, p in enumerate(f.params)}
+    outs = [(i, _writer(p)) for i, (p, r) in enumerate(zip(f.params, roles, strict=True))
+            if r in ("out", "struct_out")]
+    optional = "|" in (entry["fmt"] or "")
+    letters = (entry["fmt"] or "").replace("|", "")
+    threads = {index[t] for t in f.hint.threads}
+    value = _returner(f) if out == "value" else None
+    params = f.params
+
+    def call(*cargs: Any) -> Any:
+        args: list[Any] = []
+        for i, (p, r) in enumerate(zip(params, roles, strict=True)):
+            a = cargs[i]
+            if r == "in":
+                if p.ffi_type == "void *":
+                    a = _p(a)
+                if i in threads:
+                    _wait_for_thread(int(a))
+                args.append(a)
+            elif r == "str":
+                if _null(a):
+                    if len(args) < len(letters) and letters[len(args)] == "z":
+                        args.append(None)
+                        continue
+                    if optional:
+                        continue
+                    return _refuse(p.name)
+                args.append(_str(a))
+            elif r == "array":
+                n = int(cargs[index[f.hint.arrays[p.name]]])
+                if n < 0 or (n > 0 and _null(a)):
+                    return _refuse(f"{p.name} (or its count)")
+                args.append(_array(p, a, n) if n else [])
+            elif r == "struct_in":
+                if _null(a):
+                    return _refuse(p.name)
+                args.append(_dims_in(a))
+            elif r in ("out", "struct_out") and _null(a) and p.name not in f.hint.optional:
+                return _refuse(f"the output pointer {p.name}")
+        result = fn(*args)
+        if value is not None:
+            return value(result)
+        if out == "none":
+            return None
+        if out == 0:
+            return int(result)
+        *values, ret = result
+        if outs:
+            for (i, write), v in zip(outs, values, strict=True):
+                if _null(cargs[i]):
+                    continue  # an optional output the caller left NULL
+                if ret == 0:
+                    write(cargs[i], v)
+                elif roles[i] == "out" and _writer_is_pointer(params[i]):
+                    write(cargs[i], 0)
+        return int(ret)
+
+    call.__name__ = f.name
+    call.__doc__ = f"C ``{f.name}``: ``{entry['wrapper'].__acl_name__}`` by the generic rule."
+    return call
 
 
-def aclrtDestroyStream(stream: Any) -> int:
-    """C ``aclrtDestroyStream``: ``acl.rt.destroy_stream``."""
-    return int(A.rt.destroy_stream(_p(stream)))
+def _writer_is_pointer(p: api.Param) -> bool:
+    pointee = _base(p.ctype)[:-1].strip()
+    return pointee not in _OUT_SCALARS and pointee not in api.STRUCTS
 
 
-def aclrtSynchronizeStream(stream: Any) -> int:
-    """C ``aclrtSynchronizeStream``: ``acl.rt.synchronize_stream``."""
-    return int(A.rt.synchronize_stream(_p(stream)))
+# ----------------------------------------------------------------------------- custom rows
 
 
-def aclrtStreamWaitEvent(stream: Any, event: Any) -> int:
-    """C ``aclrtStreamWaitEvent``: ``acl.rt.stream_wait_event``."""
-    return int(A.rt.stream_wait_event(_p(stream), _p(event)))
+def aclInit(path: Any) -> int:
+    """C ``aclInit``: ``acl.init`` (a NULL path is no config file)."""
+    return int(A.init() if _null(path) else A.init(_str(path)))
 
 
-def aclrtCreateEvent(ptr: Any) -> int:
-    """C ``aclrtCreateEvent``: ``acl.rt.create_event``, outputs written to the C pointers."""
-    return _ptr_out(ptr, lambda: A.rt.create_event())
+def aclGetRecentErrMsg() -> Any:
+    """C ``aclGetRecentErrMsg``: ``acl.get_recent_err_msg`` (NULL when there is none; the
+    text stays valid until this thread's next call)."""
+    text = A.get_recent_err_msg()
+    if not text:
+        return _ffi.NULL
+    buf = _ffi.new("char[]", text.encode("utf-8", "replace"))
+    _errbufs[threading.get_ident()] = buf
+    return buf
 
 
-def aclrtDestroyEvent(event: Any) -> int:
-    """C ``aclrtDestroyEvent``: ``acl.rt.destroy_event``."""
-    return int(A.rt.destroy_event(_p(event)))
-
-
-def aclrtRecordEvent(event: Any, stream: Any) -> int:
-    """C ``aclrtRecordEvent``: ``acl.rt.record_event``."""
-    return int(A.rt.record_event(_p(event), _p(stream)))
-
-
-def aclrtSynchronizeEvent(event: Any) -> int:
-    """C ``aclrtSynchronizeEvent``: ``acl.rt.synchronize_event``."""
-    return int(A.rt.synchronize_event(_p(event)))
-
-
-def aclrtEventElapsedTime(ptr: Any, start: Any, end: Any) -> int:
-    """C ``aclrtEventElapsedTime``: ``acl.rt.event_elapsed_time``, ms written to ``*ms``."""
-    if _null(ptr):
-        return _refuse("ms (the output pointer)")
-    ms, ret = A.rt.event_elapsed_time(_p(start), _p(end))
-    if ret == 0:
-        _out(ptr, "float", ms)
-    return int(ret)
-
-
-# ----------------------------------------------------------------------------- memory
-
-
-def aclrtMalloc(ptr: Any, size: int, policy: int) -> int:
-    """C ``aclrtMalloc``: ``acl.rt.malloc``, outputs written to the C pointers."""
-    return _ptr_out(ptr, lambda: A.rt.malloc(size, policy))
-
-
-def aclrtFree(ptr: Any) -> int:
-    """C ``aclrtFree``: ``acl.rt.free``."""
-    return int(A.rt.free(_p(ptr)))
-
-
-def aclrtMallocHost(ptr: Any, size: int) -> int:
-    """C ``aclrtMallocHost``: ``acl.rt.malloc_host``, outputs written to the C pointers."""
-    return _ptr_out(ptr, lambda: A.rt.malloc_host(size))
-
-
-def aclrtFreeHost(ptr: Any) -> int:
-    """C ``aclrtFreeHost``: ``acl.rt.free_host``."""
-    return int(A.rt.free_host(_p(ptr)))
-
-
-def aclrtMemcpy(dst: Any, dest_max: int, src: Any, count: int, kind: int) -> int:
-    """C ``aclrtMemcpy``: ``acl.rt.memcpy``."""
-    return int(A.rt.memcpy(_p(dst), dest_max, _p(src), count, kind))
-
-
-def aclrtMemcpyAsync(dst: Any, dest_max: int, src: Any, count: int, kind: int,
-                     stream: Any) -> int:
-    """C ``aclrtMemcpyAsync``: ``acl.rt.memcpy_async``."""
-    return int(A.rt.memcpy_async(_p(dst), dest_max, _p(src), count, kind, _p(stream)))
-
-
-def aclrtMemset(ptr: Any, max_count: int, value: int, count: int) -> int:
-    """C ``aclrtMemset``: ``acl.rt.memset``."""
-    return int(A.rt.memset(_p(ptr), max_count, value, count))
-
-
-def acldvppMalloc(ptr: Any, size: int) -> int:
-    """C ``acldvppMalloc``: ``acl.media.dvpp_malloc``, outputs written to the C pointers."""
-    return _ptr_out(ptr, lambda: A.media.dvpp_malloc(size))
-
-
-def acldvppFree(ptr: Any) -> int:
-    """C ``acldvppFree``: ``acl.media.dvpp_free``."""
-    return int(A.media.dvpp_free(_p(ptr)))
+def aclAppLog(level: int, func: Any, file: Any, line: int, text: Any) -> None:
+    """C ``aclAppLog`` (the ``ACL_APP_LOG`` macro): ``acl.app_log`` with the formatted text,
+    prefixed by the function, file and line the macro passed."""
+    where = f"{_str(func) if not _null(func) else '?'}:" \
+            f"{_str(file) if not _null(file) else '?'}:{line}"
+    A.app_log(level, f"{where}: {_str(text)}")
 
 
 # ----------------------------------------------------------------------------- callbacks
@@ -379,18 +348,6 @@ def _wait_for_thread(tid: int) -> None:
         time.sleep(0.001)
 
 
-def aclrtSubscribeReport(tid: int, stream: Any) -> int:
-    """C ``aclrtSubscribeReport``: ``acl.rt.subscribe_report``."""
-    # pthread_t is the thread's ident in CPython on Linux (PyThread_get_thread_ident)
-    _wait_for_thread(tid)
-    return int(A.rt.subscribe_report(tid, _p(stream)))
-
-
-def aclrtUnSubscribeReport(tid: int, stream: Any) -> int:
-    """C ``aclrtUnSubscribeReport``: ``acl.rt.unsubscribe_report``."""
-    return int(A.rt.unsubscribe_report(tid, _p(stream)))
-
-
 class _CCallback:
     """A C ``aclrtCallback`` as the callable the pyACL layer queues."""
 
@@ -405,6 +362,8 @@ class _CCallback:
         return self.name
 
 
+
+
 def aclrtLaunchCallback(fn: Any, user_data: Any, block: int, stream: Any) -> int:
     """C ``aclrtLaunchCallback``: ``acl.rt.launch_callback``."""
     if _null(fn):
@@ -412,143 +371,147 @@ def aclrtLaunchCallback(fn: Any, user_data: Any, block: int, stream: Any) -> int
     return int(A.rt.launch_callback(_CCallback(fn), _p(user_data), block, _p(stream)))
 
 
-def aclrtProcessReport(timeout: int) -> int:
-    """C ``aclrtProcessReport``: ``acl.rt.process_report``."""
-    return int(A.rt.process_report(timeout))
+class _CMediaCallback:
+    """A C ``aclvdecCallback`` / ``aclvencCallback`` (three pointers) as the callable the
+    pyACL layer stores; it runs in the channel's report thread (``aclrtProcessReport``)."""
+
+    def __init__(self, fn: Any, kind: str) -> None:
+        self.fn = _ffi.cast("void (*)(void *, void *, void *)", fn)
+        self.name = f"{kind}@{_p(fn):#x}"
+
+    def __call__(self, first: int, second: int, user_data: Any) -> None:
+        ud = user_data if isinstance(user_data, int) else 0
+        self.fn(_ffi.cast("void *", first), _ffi.cast("void *", second),
+                _ffi.cast("void *", ud))
+
+    def __repr__(self) -> str:
+        return self.name
 
 
-# ----------------------------------------------------------------------------- models
+def _set_media_callback(set_fn: Any, desc: Any, fn: Any, kind: str) -> int:
+    if _null(fn):
+        return _refuse("callback")
+    return int(set_fn(_p(desc), _CMediaCallback(fn, kind)))
 
 
-def aclmdlLoadFromFile(path: Any, ptr: Any) -> int:
-    """C ``aclmdlLoadFromFile``: ``acl.mdl.load_from_file``, outputs written to the C pointers."""
-    if _null(path):
-        return _refuse("modelPath")
-    return _int_out(ptr, "uint32_t", lambda: A.mdl.load_from_file(_str(path)))
+def aclvdecSetChannelDescCallback(desc: Any, fn: Any) -> int:
+    """C ``aclvdecSetChannelDescCallback``: ``acl.media.vdec_set_channel_desc_callback``;
+    the C function is called in the desc's report thread."""
+    return _set_media_callback(A.media.vdec_set_channel_desc_callback, desc, fn,
+                               "aclvdecCallback")
 
 
-def aclmdlUnload(mid: int) -> int:
-    """C ``aclmdlUnload``: ``acl.mdl.unload``."""
-    return int(A.mdl.unload(mid))
+def aclvencSetChannelDescCallback(desc: Any, fn: Any) -> int:
+    """C ``aclvencSetChannelDescCallback``: ``acl.media.venc_set_channel_desc_callback``."""
+    return _set_media_callback(A.media.venc_set_channel_desc_callback, desc, fn,
+                               "aclvencCallback")
 
 
-def aclmdlCreateDesc() -> Any:
-    """C ``aclmdlCreateDesc``: ``acl.mdl.create_desc``."""
-    return _ffi.cast("void *", A.mdl.create_desc())
+def _get_media_callback(get_fn: Any, desc: Any) -> Any:
+    try:
+        cb = get_fn(_p(desc))
+    except RuntimeError:
+        return _ffi.NULL
+    return _ffi.cast("void *", cb.fn) if isinstance(cb, _CMediaCallback) else _ffi.NULL
 
 
-def aclmdlDestroyDesc(desc: Any) -> int:
-    """C ``aclmdlDestroyDesc``: ``acl.mdl.destroy_desc``."""
-    return int(A.mdl.destroy_desc(_p(desc)))
+def aclvdecGetChannelDescCallback(desc: Any) -> Any:
+    """C ``aclvdecGetChannelDescCallback``: ``acl.media.vdec_get_channel_desc_callback``
+    (NULL when none is set)."""
+    return _get_media_callback(A.media.vdec_get_channel_desc_callback, desc)
 
 
-def aclmdlGetDesc(desc: Any, mid: int) -> int:
-    """C ``aclmdlGetDesc``: ``acl.mdl.get_desc``."""
-    return int(A.mdl.get_desc(_p(desc), mid))
+def aclvencGetChannelDescCallback(desc: Any) -> Any:
+    """C ``aclvencGetChannelDescCallback``: ``acl.media.venc_get_channel_desc_callback``
+    (NULL when none is set)."""
+    return _get_media_callback(A.media.venc_get_channel_desc_callback, desc)
 
 
-def aclmdlGetNumInputs(desc: Any) -> int:
-    """C ``aclmdlGetNumInputs``: ``acl.mdl.get_num_inputs``."""
-    return int(A.mdl.get_num_inputs(_p(desc)))
+def aclopSetAttrListListInt(attr: Any, name: Any, n_lists: int, n_values: Any,
+                            values: Any) -> int:
+    """C ``aclopSetAttrListListInt``: ``acl.op.set_attr_list_list_int`` with the lists read
+    from ``values[i][0:numValues[i]]``."""
+    if _null(name) or n_lists < 0 or (n_lists and (_null(n_values) or _null(values))):
+        return _refuse("attrName, numValues or values")
+    counts = _ffi.cast("int *", n_values)
+    rows = _ffi.cast("int64_t **", values)
+    lists = [[int(rows[i][j]) for j in range(counts[i])] for i in range(n_lists)]
+    return int(A.op.set_attr_list_list_int(_p(attr), _str(name), lists))
 
 
-def aclmdlGetNumOutputs(desc: Any) -> int:
-    """C ``aclmdlGetNumOutputs``: ``acl.mdl.get_num_outputs``."""
-    return int(A.mdl.get_num_outputs(_p(desc)))
+def aclprofCreateSubscribeConfig(time_info: int, metrics: int, fd: Any) -> Any:
+    """C ``aclprofCreateSubscribeConfig``: ``acl.prof.create_subscribe_config`` with the
+    pipe's write descriptor read from ``*fd``."""
+    if _null(fd):
+        _refuse("fd")
+        return _ffi.NULL
+    return _ffi.cast("void *", A.prof.create_subscribe_config(
+        time_info, metrics, int(_ffi.cast("int *", fd)[0])))
 
 
-def aclmdlGetInputSizeByIndex(desc: Any, i: int) -> int:
-    """C ``aclmdlGetInputSizeByIndex``: ``acl.mdl.get_input_size_by_index``."""
-    return int(A.mdl.get_input_size_by_index(_p(desc), i))
-
-
-def aclmdlGetOutputSizeByIndex(desc: Any, i: int) -> int:
-    """C ``aclmdlGetOutputSizeByIndex``: ``acl.mdl.get_output_size_by_index``."""
-    return int(A.mdl.get_output_size_by_index(_p(desc), i))
-
-
-def aclmdlCreateDataset() -> Any:
-    """C ``aclmdlCreateDataset``: ``acl.mdl.create_dataset``."""
-    return _ffi.cast("void *", A.mdl.create_dataset())
-
-
-def aclmdlDestroyDataset(ds: Any) -> int:
-    """C ``aclmdlDestroyDataset``: ``acl.mdl.destroy_dataset``."""
-    return int(A.mdl.destroy_dataset(_p(ds)))
-
-
-def aclmdlAddDatasetBuffer(ds: Any, buf: Any) -> int:
-    """C ``aclmdlAddDatasetBuffer``: ``acl.mdl.add_dataset_buffer``."""
-    _, ret = A.mdl.add_dataset_buffer(_p(ds), _p(buf))
+def _prof_text(get: Any, info: Any, info_len: int, index: int, buf: Any, size: int) -> int:
+    if _null(buf):
+        return _refuse("the output buffer")
+    text, ret = get(_p(info), info_len, index, size)
+    if ret == 0:
+        data = str(text).encode("utf-8", "replace")[:max(size - 1, 0)]
+        _ffi.memmove(buf, data + b"\0", len(data) + 1)
     return int(ret)
 
 
-def aclmdlGetDatasetNumBuffers(ds: Any) -> int:
-    """C ``aclmdlGetDatasetNumBuffers``: ``acl.mdl.get_dataset_num_buffers``."""
-    return int(A.mdl.get_dataset_num_buffers(_p(ds)))
+def aclprofGetOpType(info: Any, info_len: int, index: int, buf: Any, size: int) -> int:
+    """C ``aclprofGetOpType``: ``acl.prof.get_op_type``, the text copied into ``opType``."""
+    return _prof_text(A.prof.get_op_type, info, info_len, index, buf, size)
 
 
-def aclmdlGetDatasetBuffer(ds: Any, i: int) -> Any:
-    """C ``aclmdlGetDatasetBuffer``: ``acl.mdl.get_dataset_buffer``."""
-    return _ffi.cast("void *", A.mdl.get_dataset_buffer(_p(ds), i))
+def aclprofGetOpName(info: Any, info_len: int, index: int, buf: Any, size: int) -> int:
+    """C ``aclprofGetOpName``: ``acl.prof.get_op_name``, the text copied into ``opName``."""
+    return _prof_text(A.prof.get_op_name, info, info_len, index, buf, size)
 
 
-def aclmdlExecute(mid: int, inp: Any, out: Any) -> int:
-    """C ``aclmdlExecute``: ``acl.mdl.execute``."""
-    return int(A.mdl.execute(mid, _p(inp), _p(out)))
+def _batch(fn: Any, chan: Any, src: Any, roi_nums: Any, size: int, dst: Any, crops: Any,
+           pastes: Any, extra: tuple[Any, ...], stream: Any) -> int:
+    if _null(roi_nums) or _null(crops) or size == 0 or (pastes is not None and _null(pastes)):
+        return _refuse("roiNums, cropAreas or pasteAreas (or size 0)")
+    nums = [int(_ffi.cast("uint32_t *", roi_nums)[i]) for i in range(size)]
+    total = sum(nums)
+    args: list[Any] = [_p(chan), _p(src), nums, _p(dst), _ptrs(crops, total)]
+    if pastes is not None:
+        args.append(_ptrs(pastes, total))
+    got = fn(*args, *(_p(x) for x in extra), _p(stream))
+    return int(got[-1] if isinstance(got, tuple) else got)
 
 
-def aclmdlExecuteAsync(mid: int, inp: Any, out: Any, stream: Any) -> int:
-    """C ``aclmdlExecuteAsync``: ``acl.mdl.execute_async``."""
-    return int(A.mdl.execute_async(mid, _p(inp), _p(out), _p(stream)))
+def acldvppVpcBatchCropAsync(chan: Any, src: Any, roi_nums: Any, size: int, dst: Any,
+                             crops: Any, stream: Any) -> int:
+    """C ``acldvppVpcBatchCropAsync``: ``acl.media.dvpp_vpc_batch_crop_async`` (the crop
+    areas are ``sum(roiNums[0:size])`` pointers)."""
+    return _batch(A.media.dvpp_vpc_batch_crop_async, chan, src, roi_nums, size, dst, crops,
+                  None, (), stream)
 
 
-# ----------------------------------------------------------------------------- operators
+def acldvppVpcBatchCropAndPasteAsync(chan: Any, src: Any, roi_nums: Any, size: int, dst: Any,
+                                     crops: Any, pastes: Any, stream: Any) -> int:
+    """C ``acldvppVpcBatchCropAndPasteAsync``:
+    ``acl.media.dvpp_vpc_batch_crop_and_paste_async``."""
+    return _batch(A.media.dvpp_vpc_batch_crop_and_paste_async, chan, src, roi_nums, size, dst,
+                  crops, pastes, (), stream)
 
 
-def aclopSetModelDir(path: Any) -> int:
-    """C ``aclopSetModelDir``: ``acl.op.set_model_dir``."""
-    if _null(path):
-        return _refuse("modelDir")
-    return int(A.op.set_model_dir(_str(path)))
+def acldvppVpcBatchCropResizeAsync(chan: Any, src: Any, roi_nums: Any, size: int, dst: Any,
+                                   crops: Any, cfg: Any, stream: Any) -> int:
+    """C ``acldvppVpcBatchCropResizeAsync``: ``acl.media.dvpp_vpc_batch_crop_resize_async``."""
+    return _batch(A.media.dvpp_vpc_batch_crop_resize_async, chan, src, roi_nums, size, dst,
+                  crops, None, (cfg,), stream)
 
 
-def aclopCreateAttr() -> Any:
-    """C ``aclopCreateAttr``: ``acl.op.create_attr``."""
-    return _ffi.cast("void *", A.op.create_attr())
-
-
-def aclopDestroyAttr(attr: Any) -> None:
-    """C ``aclopDestroyAttr``: ``acl.op.destroy_attr``."""
-    A.op.destroy_attr(_p(attr))
-
-
-def aclopSetAttrBool(attr: Any, name: Any, value: int) -> int:
-    """C ``aclopSetAttrBool``: ``acl.op.set_attr_bool``."""
-    return int(A.op.set_attr_bool(_p(attr), _str(name), value))
-
-
-def aclopSetAttrInt(attr: Any, name: Any, value: int) -> int:
-    """C ``aclopSetAttrInt``: ``acl.op.set_attr_int``."""
-    return int(A.op.set_attr_int(_p(attr), _str(name), value))
-
-
-def aclopSetAttrFloat(attr: Any, name: Any, value: float) -> int:
-    """C ``aclopSetAttrFloat``: ``acl.op.set_attr_float``."""
-    return int(A.op.set_attr_float(_p(attr), _str(name), value))
-
-
-def aclopExecuteV2(op_type: Any, n_in: int, in_descs: Any, in_bufs: Any, n_out: int,
-                   out_descs: Any, out_bufs: Any, attr: Any, stream: Any) -> int:
-    """C ``aclopExecuteV2``: ``acl.op.execute_v2``."""
-    if _null(op_type) or n_in < 0 or n_out < 0:
-        return _refuse("opType (or a count below 0)")
-    if (n_in and (_null(in_descs) or _null(in_bufs))) or \
-            (n_out and (_null(out_descs) or _null(out_bufs))):
-        return _refuse("a descriptor or buffer array")
-    return int(A.op.execute_v2(_str(op_type), _ptrs(in_descs, n_in), _ptrs(in_bufs, n_in),
-                               _ptrs(out_descs, n_out), _ptrs(out_bufs, n_out), _p(attr),
-                               _p(stream)))
+def acldvppVpcBatchCropResizePasteAsync(chan: Any, src: Any, roi_nums: Any, size: int,
+                                        dst: Any, crops: Any, pastes: Any, cfg: Any,
+                                        stream: Any) -> int:
+    """C ``acldvppVpcBatchCropResizePasteAsync``:
+    ``acl.media.dvpp_vpc_batch_crop_resize_paste_async``."""
+    return _batch(A.media.dvpp_vpc_batch_crop_resize_paste_async, chan, src, roi_nums, size,
+                  dst, crops, pastes, (cfg,), stream)
 
 
 # ----------------------------------------------------------------------------- wiring
@@ -644,12 +607,20 @@ def _entry(fn: Callable[..., Any]) -> Callable[..., Any]:
     return entry
 
 
+def handler(f: api.CFunc) -> Callable[..., Any]:
+    """The Python side of one row: its custom function here, or the generic rule."""
+    if f.hint.custom:
+        fn: Callable[..., Any] = globals()[f.name]
+        return fn
+    return generic(f)
+
+
 def bind(ffi: Any, lib: Any) -> None:
     """Attach every C entry point of the library to its function here, bind a session from
     the environment and register the exit hook (called once, by the library's init code)."""
     global _ffi
     _ffi = ffi
-    from .build import functions
+    from .api import functions
     set_current_session(session_from_env())
     path = os.environ.get("ACL_LAB_CAPI_TRACE")
     if path:
@@ -658,11 +629,10 @@ def bind(ffi: Any, lib: Any) -> None:
         with open(started_marker(path), "w"):
             pass
     register_foreign_caller(__file__, _call_site)
-    here = globals()
     for f in functions():
-        fn = here[f.name]
+        fn = handler(f)
         # on an unexpected exception: ACL_ERROR_INTERNAL_ERROR, else cffi's 0 / NULL
-        kw: dict[str, Any] = {"error": _INTERNAL} if f.ret_ffi == "int" else {}
+        kw: dict[str, Any] = {"error": _INTERNAL} if f.ret == "aclError" else {}
         ffi.def_extern(name=f"_lab_{f.name}", onerror=_on_error, **kw)(_entry(fn))
     ffi.def_extern(name="_lab_at_exit", onerror=_on_error)(at_exit)
     ffi.def_extern(name="_lab_device_fault", onerror=_on_error)(device_fault)

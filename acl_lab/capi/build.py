@@ -1,121 +1,66 @@
-"""Build ``libascendcl.so``: the C API of acl_lab, running the emulator inside the C program.
+"""Build the C API of acl_lab: ``libascendcl.so`` running the emulator inside the C program,
+the thin ``libacl_dvpp.so``, ``libacl_cblas.so`` and ``libacl_op_compiler.so`` over it, and the
+CANN-shaped toolkit folder the public samples' build files expect.
 
-The library is made with cffi's embedding mode (``ffibuilder.embedding_api`` and
+``libascendcl.so`` is made with cffi's embedding mode (``ffibuilder.embedding_api`` and
 ``embedding_init_code``). It was chosen because it does exactly this job: the shared library
 starts CPython inside the C process on the first call and runs Python functions for C
 entry points; cffi is maintained with CPython's releases, and the build needs only gcc and
 the Python headers (python3-dev), no extra toolchain.
 
-Every function the headers in ``acl_lab/include/acl`` declare is defined by a small C
-function (generated here) that passes the caller's return address
-(``__builtin_return_address(0)``) and its arguments to an embedded Python function of the
-same name in :mod:`acl_lab.capi.bridge`, which calls the pyACL layer (``acl_lab.acl``). The
-headers are the single list of functions: parsing them gives both the C definitions and the
-cffi declarations, and the C compiler checks the definitions against the headers.
+Every function of the table in :mod:`.api` is defined by a small C function (generated here)
+that passes the caller's return address (``__builtin_return_address(0)``) and its arguments
+to the embedded Python entry point ``_lab_<name>`` (exported by ``libascendcl.so``), which
+:mod:`acl_lab.capi.bridge` binds to the pyACL layer. The definitions of a header go into the
+library CANN puts them in (:data:`.api.LIBRARIES`): a program that uses DVPP links
+``acl_dvpp`` as on a real toolkit. The C compiler checks every definition against the headers.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
-import re
 import shutil
+import subprocess
 import sys
 import sysconfig
 import tempfile
-from dataclasses import dataclass
 from pathlib import Path
 
-PACKAGE_DIR = Path(__file__).resolve().parent.parent
-INCLUDE_DIR = PACKAGE_DIR / "include"
-HEADERS = ("acl/acl_base.h", "acl/acl_rt.h", "acl/acl_mdl.h", "acl/acl_op.h",
-           "acl/ops/acl_dvpp.h")
+from . import api
+from .api import INCLUDE_DIR, PACKAGE_DIR, CFunc
+
+HEADERS = api.HEADERS
 LIB_NAME = "libascendcl.so"
-
-#: header types passed to the embedded Python as plain C types (enums are ints in C)
-_SCALARS = {
-    "aclError": "int", "int": "int", "int32_t": "int32_t", "uint32_t": "uint32_t",
-    "int64_t": "int64_t", "uint64_t": "uint64_t", "size_t": "size_t", "uint8_t": "uint8_t",
-    "uint16_t": "uint16_t", "aclFloat16": "uint16_t", "float": "float", "void": "void",
-    "aclDataType": "int", "aclFormat": "int", "aclrtMemcpyKind": "int",
-    "aclrtMemMallocPolicy": "int", "aclrtCallbackBlockType": "int", "aclrtRunMode": "int",
-}
-#: typedefs that are pointers already
-_HANDLES = {"aclrtStream", "aclrtEvent", "aclrtContext", "aclrtCallback"}
+#: the libraries of the toolkit, the runtime first (the others link it)
+LIBRARIES: tuple[str, ...] = tuple(dict.fromkeys(api.LIBRARIES.values()))
 
 
-@dataclass(frozen=True)
-class Param:
-    """One parameter: its type as the header spells it, its name and the cffi type."""
-
-    ctype: str
-    name: str
-    ffi_type: str
+def functions() -> list[CFunc]:
+    """Every C function of the API, in header order (the table of :mod:`.api`)."""
+    return api.functions()
 
 
-@dataclass(frozen=True)
-class Function:
-    """One C API function declared by the headers."""
-
-    name: str
-    ret: str
-    ret_ffi: str
-    params: tuple[Param, ...]
+def _entry_params(f: CFunc) -> list[str]:
+    return ["void *ra"] + [f"{p.ffi_type} {p.name}" for p in f.params]
 
 
-def _ffi_type(ctype: str) -> str:
-    t = ctype.replace("const ", "").strip()
-    if t == "char *":
-        return "char *"
-    if "*" in t or "[]" in t or t in _HANDLES:
-        return "void *"
-    if t not in _SCALARS:
-        raise ValueError(f"acl_lab capi: no C type mapping for {ctype!r}")
-    return _SCALARS[t]
-
-
-_DECL = re.compile(r"ACL_FUNC_VISIBILITY\s+(?P<ret>[\w\s\*]+?)\s*(?P<name>\b\w+)\s*"
-                   r"\((?P<params>[^)]*)\)\s*;", re.S)
-
-
-def _param(text: str) -> Param:
-    text = " ".join(text.split())
-    array = text.endswith("[]")
-    if array:
-        text = text[:-2].rstrip()
-    m = re.match(r"(?P<type>.*?[\s\*])(?P<name>\w+)$", text)
-    if m is None:
-        raise ValueError(f"acl_lab capi: cannot parse parameter {text!r}")
-    ctype = " ".join(m.group("type").replace("*", " * ").split()).replace("* *", "**")
-    if array:
-        ctype = (ctype + " *").replace("* *", "**")
-    return Param(ctype, m.group("name"), _ffi_type(ctype))
-
-
-def functions(include_dir: Path = INCLUDE_DIR) -> list[Function]:
-    """Every function the acl_lab headers declare, in header order."""
-    out: list[Function] = []
-    for h in HEADERS:
-        text = (include_dir / h).read_text(encoding="utf-8")
-        text = re.sub(r"/\*.*?\*/", "", text, flags=re.S)
-        for m in _DECL.finditer(text):
-            ret = " ".join(m.group("ret").replace("*", " * ").split())
-            raw = m.group("params").strip()
-            parts = [] if raw in ("", "void") else raw.split(",")
-            params = tuple(_param(p) for p in parts)
-            out.append(Function(m.group("name"), ret, _ffi_type(ret), params))
-    return out
-
-
-def cdef_source(funcs: list[Function]) -> str:
-    """The cffi declarations of the embedded Python entry points (``_lab_<name>``)."""
-    lines = []
-    for f in funcs:
-        args = ", ".join(["void *ra"] + [f"{p.ffi_type} {p.name}" for p in f.params])
-        lines.append(f"{f.ret_ffi} _lab_{f.name}({args});")
+def cdef_source(funcs: list[CFunc]) -> str:
+    """The cffi declarations of the embedded Python entry points (``_lab_<name>``); a
+    variadic function's entry point takes the formatted text in place of its format."""
+    lines = [f"{f.ret_ffi} _lab_{f.name}({', '.join(_entry_params(f))});" for f in funcs]
     lines.append("void _lab_at_exit(void);")
     lines.append("void _lab_device_fault(void *addr, void *pc);")
     return "\n".join(lines) + "\n"
+
+
+#: the structs the bridge reads and writes (their layout is checked by the C compiler when
+#: cffi builds the library)
+STRUCT_CDEF = """
+typedef struct { char name[128]; size_t dimCount; int64_t dims[128]; } aclmdlIODims;
+typedef struct { size_t batchCount; uint64_t batch[128]; } aclmdlBatch;
+typedef struct { size_t hwCount; uint64_t hw[128][2]; } aclmdlHW;
+"""
 
 
 #: C support code of the library: the exit hook, and the device window guard. The emulated
@@ -163,29 +108,53 @@ int _lab_guard_device(uintptr_t lo, uintptr_t hi) {
 """
 
 
-def shim_source(funcs: list[Function]) -> str:
-    """C definitions of the public API: each forwards to its embedded Python function with
-    the caller's return address first (resolved to the caller's file:line in the trace)."""
-    out = ["#define _GNU_SOURCE", "#include <signal.h>", "#include <stdlib.h>",
-           "#include <sys/mman.h>", "#include <ucontext.h>", "#include <unistd.h>",
-           '#include "acl/acl.h"', '#include "acl/ops/acl_dvpp.h"', ""]
-    out.append(cdef_source(funcs))
-    out.append(_SUPPORT)
-    for f in funcs:
-        params = ", ".join(f"{p.ctype} {p.name}".replace("* ", "*") for p in f.params) \
-            or "void"
-        args = ", ".join(["__builtin_return_address(0)"]
-                         + [f"(void *){p.name}" if p.ffi_type == "void *" else
-                            f"(char *){p.name}" if p.ffi_type == "char *" else p.name
-                            for p in f.params])
-        call = f"_lab_{f.name}({args})"
-        if f.ret == "void":
-            body = f"{call};"
-        elif f.ret_ffi == "void *":
-            body = f"return ({f.ret}){call};"
+_INCLUDES = ["#define _GNU_SOURCE", "#include <signal.h>", "#include <stdarg.h>",
+             "#include <stdio.h>", "#include <stdlib.h>", "#include <sys/mman.h>",
+             "#include <ucontext.h>", "#include <unistd.h>", '#include "acl/acl.h"',
+             '#include "acl/acl_prof.h"', '#include "acl/acl_op_compiler.h"',
+             '#include "acl/ops/acl_dvpp.h"', '#include "acl/ops/acl_cblas.h"', ""]
+#: the longest message a variadic log call passes on (longer ones are cut, as a fixed log
+#: buffer cuts them)
+LOG_TEXT_MAX = 1024
+
+
+def _definition(f: CFunc) -> str:
+    args = ["__builtin_return_address(0)"]
+    for p in f.params:
+        if f.variadic and p is f.params[-1]:
+            args.append("lab_text")
+        elif p.ffi_type == "void *":
+            args.append(f"(void *){p.name}")
+        elif p.ffi_type == "char *":
+            args.append(f"(char *){p.name}")
         else:
-            body = f"return {call};"
-        out.append(f"{f.ret} {f.name}({params}) {{ {body} }}")
+            args.append(p.name)
+    call = f"_lab_{f.name}({', '.join(args)})"
+    if f.ret == "void":
+        body = f"{call};"
+    elif f.ret_ffi == "void *":
+        body = f"return ({f.ret}){call};"
+    else:
+        body = f"return {call};"
+    if f.variadic:
+        fmt = f.params[-1].name
+        body = (f"char lab_text[{LOG_TEXT_MAX}]; va_list ap; va_start(ap, {fmt}); "
+                f"vsnprintf(lab_text, sizeof lab_text, {fmt} ? {fmt} : \"\", ap); va_end(ap); "
+                + body)
+    return f"{f.declaration()} {{ {body} }}"
+
+
+def shim_source(funcs: list[CFunc], support: bool = True,
+                entries: list[CFunc] | None = None) -> str:
+    """C definitions of ``funcs``: each forwards to its embedded Python entry point with
+    the caller's return address first (resolved to the caller's file:line in the trace).
+    ``support``: the runtime library's own code (exit hook, device guard) goes in too;
+    ``entries``: the entry points to declare (default: those of ``funcs``)."""
+    out = list(_INCLUDES)
+    out.append(cdef_source(funcs if entries is None else entries))
+    if support:
+        out.append(_SUPPORT)
+    out += [_definition(f) for f in funcs]
     return "\n".join(out) + "\n"
 
 
@@ -204,66 +173,136 @@ def _init_code(paths: list[str]) -> str:
 
 
 def cache_dir() -> Path:
-    """Where the built library goes: ``$ACL_LAB_CACHE/capi/<key>`` (else
-    ``~/.cache/acl_lab/capi/<key>``); the key hashes the headers, the bridge and Python."""
+    """Where the built libraries go: ``$ACL_LAB_CACHE/capi/<key>`` (else
+    ``~/.cache/acl_lab/capi/<key>``); the key hashes the headers, the table, the build, the
+    bridge and Python."""
     base = os.environ.get("ACL_LAB_CACHE")
     root = Path(base) if base else Path.home() / ".cache" / "acl_lab"
     h = hashlib.sha256()
-    for name in (*HEADERS, ):
+    for name in (*HEADERS, *api.UMBRELLAS):
         h.update((INCLUDE_DIR / name).read_bytes())
-    for mod in ("build.py", "bridge.py"):
+    for mod in ("api.py", "build.py", "bridge.py"):
         h.update((Path(__file__).parent / mod).read_bytes())
     h.update(sys.version.encode())
     h.update(sys.executable.encode())
     return root / "capi" / h.hexdigest()[:16]
 
 
-def library_path() -> Path:
-    """The path of the built library (it may not exist yet: see :func:`build`)."""
-    return cache_dir() / LIB_NAME
+def library_path(name: str = "ascendcl") -> Path:
+    """The path of a built library (it may not exist yet: see :func:`build`)."""
+    return cache_dir() / f"lib{name}.so"
+
+
+def _compiler() -> str:
+    return os.environ.get("CC") or shutil.which("gcc") or "cc"
+
+
+def _build_runtime(target: Path, funcs: list[CFunc], work: Path, verbose: bool) -> None:
+    from .._extras import require
+    cffi = require("cffi", "capi", "the C API (acl-lab cc)")
+    libdir = sysconfig.get_config_var("LIBDIR") or ""
+    shim = work / "acl_lab_shim.c"
+    own = [f for f in funcs if f.library == LIBRARIES[0]]
+    shim.write_text(shim_source(own, entries=funcs), encoding="utf-8")
+    ffib = cffi.FFI()
+    ffib.embedding_api(cdef_source(funcs))
+    support = "int _lab_install_atexit(void);\nint _lab_guard_device(uintptr_t, uintptr_t);\n"
+    ffib.cdef(support + STRUCT_CDEF)
+    ffib.set_source("_acl_lab_capi", '#include "acl/acl_mdl.h"\n' + support,
+                    sources=[str(shim)], include_dirs=[str(INCLUDE_DIR)],
+                    extra_compile_args=["-g", "-O1", "-Wall",
+                                        "-Werror=implicit-function-declaration"],
+                    extra_link_args=[f"-Wl,-rpath,{libdir}"] if libdir else [])
+    paths = [p for p in sys.path if p and os.path.isdir(p)]
+    paths.insert(0, str(PACKAGE_DIR.parent))
+    ffib.embedding_init_code(_init_code(paths))
+    try:
+        built = ffib.compile(tmpdir=str(work), target=LIB_NAME, verbose=verbose)
+    except Exception as e:  # distutils' CompileError / LinkError carry the compiler text
+        raise RuntimeError(f"acl-lab: building {LIB_NAME} failed (are gcc and the "
+                           f"Python headers, python3-dev, installed?): {e}") from e
+    tmp_target = target.with_suffix(".so.tmp")
+    shutil.copyfile(built, tmp_target)
+    os.replace(tmp_target, target)
+
+
+def _build_thin(name: str, funcs: list[CFunc], out_dir: Path, work: Path) -> None:
+    """``lib<name>.so``: the definitions of ``funcs``, each calling the runtime's entry point
+    (linked against ``libascendcl.so`` beside it)."""
+    src = work / f"lib{name}.c"
+    src.write_text(shim_source(funcs, support=False), encoding="utf-8")
+    target = out_dir / f"lib{name}.so"
+    tmp = work / target.name
+    cmd = [_compiler(), "-shared", "-fPIC", "-g", "-O1", "-Wall",
+           "-Werror=implicit-function-declaration", f"-I{INCLUDE_DIR}", str(src),
+           f"-L{out_dir}", "-lascendcl", "-Wl,-rpath,$ORIGIN", "-o", str(tmp)]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise RuntimeError(f"acl-lab: building {target.name} failed: {proc.stderr}")
+    os.replace(tmp, target)
 
 
 def build(force: bool = False, verbose: bool = False) -> Path:
-    """Build ``libascendcl.so`` into the cache (once per version of the sources); its path.
+    """Build ``libascendcl.so`` and the thin libraries over it into the cache (once per
+    version of the sources); the path of ``libascendcl.so``.
 
     Raises RuntimeError with the compiler's message when gcc or the Python headers are
     missing (``make test`` installs them).
     """
     target = library_path()
-    if target.exists() and not force:
+    everything = [library_path(n) for n in LIBRARIES]
+    if all(p.exists() for p in everything) and not force:
         return target
-    from .._extras import require
-    cffi = require("cffi", "capi", "the C API (acl-lab cc)")
-    funcs = functions()
-    libdir = sysconfig.get_config_var("LIBDIR") or ""
+    groups = api.by_library()
     target.parent.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix="build-", dir=target.parent))
     try:
-        shim = work / "acl_lab_shim.c"
-        shim.write_text(shim_source(funcs), encoding="utf-8")
-        ffib = cffi.FFI()
-        ffib.embedding_api(cdef_source(funcs))
-        support = "int _lab_install_atexit(void);\nint _lab_guard_device(uintptr_t, uintptr_t);\n"
-        ffib.cdef(support)
-        ffib.set_source("_acl_lab_capi", support,
-                        sources=[str(shim)], include_dirs=[str(INCLUDE_DIR)],
-                        extra_compile_args=["-g", "-O1", "-Wall",
-                                            "-Werror=implicit-function-declaration"],
-                        extra_link_args=[f"-Wl,-rpath,{libdir}"] if libdir else [])
-        paths = [p for p in sys.path if p and os.path.isdir(p)]
-        paths.insert(0, str(PACKAGE_DIR.parent))
-        ffib.embedding_init_code(_init_code(paths))
-        try:
-            built = ffib.compile(tmpdir=str(work), target=LIB_NAME, verbose=verbose)
-        except Exception as e:  # distutils' CompileError / LinkError carry the compiler text
-            raise RuntimeError(f"acl-lab: building {LIB_NAME} failed (are gcc and the "
-                               f"Python headers, python3-dev, installed?): {e}") from e
-        tmp_target = target.with_suffix(".so.tmp")
-        shutil.copyfile(built, tmp_target)
-        os.replace(tmp_target, target)
+        if force or not target.exists():
+            _build_runtime(target, functions(), work, verbose)
+        for name in LIBRARIES[1:]:
+            _build_thin(name, groups[name], target.parent, work)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return target
+
+
+#: folders of the toolkit and what they hold: CANN's layout as the samples' build files read
+#: it (``$DDK_PATH/runtime/include``, ``$NPU_HOST_LIB`` = ``runtime/lib64/stub``; some read
+#: ``$INSTALL_DIR/include``, ``compiler/lib64/stub`` or ``atc/lib64``)
+TOOLKIT_INCLUDES = ("runtime/include", "include")
+TOOLKIT_LIBS = ("runtime/lib64/stub", "runtime/lib64", "compiler/lib64/stub", "atc/lib64")
+#: folders a build file names that hold nothing here (``driver``: the board's media library,
+#: whose absence tells the samples' build files they run on a server)
+TOOLKIT_EMPTY = ("driver", "thirdpart/include", "thirdpart/lib")
+
+
+def toolkit(force: bool = False) -> Path:
+    """The CANN-shaped toolkit folder (built once per version of the sources): headers in
+    ``runtime/include`` and ``include``, every library in ``runtime/lib64/stub`` and the
+    other library folders the samples' build files name. Its path."""
+    build(force=force)
+    root = cache_dir() / "toolkit"
+    stamp = root / ".complete"
+    if stamp.exists() and not force:
+        return root
+    tmp = Path(tempfile.mkdtemp(prefix="toolkit-", dir=cache_dir()))
+    try:
+        for inc in TOOLKIT_INCLUDES:
+            shutil.copytree(INCLUDE_DIR, tmp / inc)
+        for libdir in TOOLKIT_LIBS:
+            (tmp / libdir).mkdir(parents=True, exist_ok=True)
+            for name in LIBRARIES:
+                os.symlink(library_path(name), tmp / libdir / f"lib{name}.so")
+        for empty in TOOLKIT_EMPTY:
+            (tmp / empty).mkdir(parents=True)
+        (tmp / ".complete").write_text("acl_lab toolkit\n")
+        if root.exists():
+            shutil.rmtree(root)
+        os.replace(tmp, root)
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+    return root
 
 
 def cflags() -> str:
@@ -272,6 +311,7 @@ def cflags() -> str:
 
 
 def libs(lib: Path | None = None) -> str:
-    """The linker flags for ``-lascendcl`` (with an rpath, so the program runs as built)."""
+    """The linker flags for every library of the toolkit (with an rpath, so the program runs
+    as built)."""
     d = (lib or library_path()).parent
-    return f"-L{d} -Wl,-rpath,{d} -lascendcl"
+    return f"-L{d} -Wl,-rpath,{d} " + " ".join(f"-l{n}" for n in LIBRARIES)

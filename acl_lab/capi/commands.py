@@ -1,7 +1,9 @@
 """The C API commands: ``acl-lab config``, ``acl-lab cc`` and ``acl-lab run`` for a binary.
 
 ``acl-lab config --cflags --libs`` prints compiler and linker flags (like ``pkg-config``),
-building ``libascendcl.so`` first when ``--libs`` is asked for. ``acl-lab cc prog.cpp -o prog
+building the libraries first when ``--libs`` is asked for; ``acl-lab config --toolkit``
+prints the CANN-shaped toolkit folder (made once) that the public samples' build files use
+through ``DDK_PATH``/``NPU_HOST_LIB`` or ``INSTALL_DIR``. ``acl-lab cc prog.cpp -o prog
 [g++ flags]`` compiles with ``-g`` (the trace's file:line comes from the debug information)
 and links the library (g++ for C++ sources, gcc for ``.c``). ``acl-lab run ./prog args``
 runs a binary with the embedded runtime told where to write its trace
@@ -34,23 +36,31 @@ def is_binary(path: str) -> bool:
 
 
 def config_main(argv: list[str]) -> int:
-    """``acl-lab config [--cflags] [--libs]``: the flags, on one line."""
+    """``acl-lab config [--cflags] [--libs] [--libdir] [--toolkit]``: the flags and folders
+    asked for, on one line."""
     p = argparse.ArgumentParser(prog="acl-lab config",
                                 description="compiler and linker flags for AscendCL C/C++ "
                                 "programs run under acl_lab (pkg-config style)")
     p.add_argument("--cflags", action="store_true", help="the include flags")
     p.add_argument("--libs", action="store_true", help="the -lascendcl linker flags")
     p.add_argument("--libdir", action="store_true", help="the folder of libascendcl.so")
+    p.add_argument("--toolkit", action="store_true",
+                   help="the CANN-shaped toolkit folder (runtime/include, runtime/lib64/stub): "
+                   "export DDK_PATH=$(acl-lab config --toolkit) "
+                   "NPU_HOST_LIB=$DDK_PATH/runtime/lib64/stub")
     opts = p.parse_args(argv)
     parts = []
     if opts.cflags:
         parts.append(build.cflags())
-    if opts.libs or opts.libdir:
+    if opts.libs or opts.libdir or opts.toolkit:
         try:
             lib = build.build()
+            kit = build.toolkit() if opts.toolkit else None
         except RuntimeError as e:
             print(e, file=sys.stderr)
             return 2
+        if kit is not None:
+            parts.append(str(kit))
         if opts.libs:
             parts.append(build.libs(lib))
         if opts.libdir:
@@ -147,7 +157,25 @@ def run_binary(opts: argparse.Namespace, write_outputs: Any, run_end: Any) -> in
         for leftover in (tmp, runenv.started_marker(tmp)):
             if os.path.exists(leftover):
                 os.unlink(leftover)
-    return int(write_outputs(trace, opts, end))
+    rc = int(write_outputs(trace, opts, end))
+    if without_lines(trace):
+        print(f"acl-lab: {opts.program} has no debug information: its calls are shown as "
+              "function+offset; build it with -g (cmake -DCMAKE_BUILD_TYPE=Debug) for "
+              "file:line", file=sys.stderr)
+    return rc
+
+
+def without_lines(trace: Any) -> bool:
+    """Whether some call of ``trace`` was made from C code without debug information (its
+    site is ``object(function+offset)`` with line 0, see :mod:`.sites`)."""
+    import numpy as np
+
+    calls = trace.calls
+    if not calls.rows:
+        return False
+    files = np.unique(np.asarray(calls["file"])[np.asarray(calls["line"]) == 0])
+    return any("+0x" in trace.strings[int(f)] and trace.strings[int(f)].endswith(")")
+               for f in files)
 
 
 def _empty_trace(env: dict[str, str]) -> Any:

@@ -1,4 +1,5 @@
-"""C return addresses to ``file:line``, from the program's ``-g`` debug information.
+"""C return addresses to ``file:line``, from the program's ``-g`` debug information, or to
+``object(function+offset)`` without it.
 
 The library passes each API call's return address. The mapping of ``/proc/self/maps`` that
 holds it gives the object file and its load base (a PIE executable or a shared object is
@@ -6,6 +7,11 @@ relocated; a fixed-address executable is not); one long-running ``addr2line`` (b
 per object file turns file addresses into ``function``/``file:line`` pairs, and every
 answer is cached, so each call site is resolved once. ``addr2line`` reads addresses on its
 standard input, one per line, and answers two lines each (with ``-f``).
+
+A program built without ``-g`` (the samples' READMEs build in Release mode) has no line
+table; its sites are then ``path(function+0xoffset)`` with line 0, the form glibc's
+``backtrace_symbols`` prints, from the object's symbol table (``nm``), so that a finding
+still names the function.
 """
 
 from __future__ import annotations
@@ -20,6 +26,13 @@ from bisect import bisect_right
 _ET_EXEC = 2
 
 
+def _short(name: str) -> str:
+    """A demangled function name without its parameter list (``Model::Execute(int)`` ->
+    ``Model::Execute``), as a site names it."""
+    cut = name.find("(", 9 if name.startswith("operator") else 0)
+    return name[:cut] if cut > 0 else name
+
+
 class SiteResolver:
     """Resolve return addresses of this process to (file, line); thread-safe and cached."""
 
@@ -31,6 +44,8 @@ class SiteResolver:
         self._tools: dict[str, subprocess.Popen[str] | None] = {}
         self._fixed: dict[str, bool] = {}
         self._addr2line = shutil.which("addr2line")
+        self._nm = shutil.which("nm")
+        self._symbols: dict[str, tuple[list[int], list[str]]] = {}
 
     def resolve(self, ra: int) -> tuple[str, int]:
         """(file, line) of the call that returns to ``ra`` (``(object, 0)`` without debug
@@ -107,19 +122,50 @@ class SiteResolver:
         addr = ra - 1 if self._is_fixed(path) else ra - 1 - start + offset
         proc = self._tool(path)
         if proc is None or proc.stdin is None or proc.stdout is None:
-            return path, 0
+            return self._symbolic(path, addr), 0
         try:
             proc.stdin.write(f"{addr:#x}\n")
             proc.stdin.flush()
             proc.stdout.readline()  # the function name
             where = proc.stdout.readline().strip()
         except OSError:
-            return path, 0
+            return self._symbolic(path, addr), 0
         file, _, rest = where.rpartition(":")
         line_text = rest.split(" ", 1)[0]
-        if not file or file == "??" or not line_text.isdigit():
-            return path, 0
+        if not file or file == "??" or not line_text.isdigit() or line_text == "0":
+            return self._symbolic(path, addr), 0
         return os.path.normpath(file), int(line_text)
+
+    def _symbolic(self, path: str, addr: int) -> str:
+        """``path(function+0xoffset)`` for an address of an object without line information
+        (``path`` alone when its symbol table does not cover the address)."""
+        table = self._symbols.get(path)
+        if table is None:
+            table = self._symbols[path] = self._read_symbols(path)
+        starts, names = table
+        i = bisect_right(starts, addr) - 1
+        if i < 0:
+            return path
+        return f"{path}({names[i]}+{addr - starts[i]:#x})"
+
+    def _read_symbols(self, path: str) -> tuple[list[int], list[str]]:
+        if self._nm is None:
+            return [], []
+        try:
+            out = subprocess.run([self._nm, "--defined-only", "-C", path], capture_output=True,
+                                 text=True, timeout=60).stdout
+        except (OSError, subprocess.TimeoutExpired):
+            return [], []
+        rows = []
+        for line in out.splitlines():
+            parts = line.split(" ", 2)
+            if len(parts) == 3 and parts[1] in ("T", "t", "W", "w") and parts[0]:
+                try:
+                    rows.append((int(parts[0], 16), _short(parts[2])))
+                except ValueError:
+                    continue
+        rows.sort()
+        return [a for a, _ in rows], [n for _, n in rows]
 
     def close(self) -> None:
         """Stop the addr2line processes."""

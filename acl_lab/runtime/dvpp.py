@@ -342,10 +342,16 @@ def parse_jpeg_header(data: bytes) -> JpegInfo:
 
 
 def read_host_jpeg(s: Session, ptr: int, size: int, api: str) -> bytes:
-    """The ``size`` bytes at host address ``ptr`` (100000 for null, device or unknown)."""
+    """The ``size`` bytes at host address ``ptr`` (100000 for null, device or unknown).
+
+    In the device run mode (RC, the program on the board) device and DVPP memory are the
+    host's memory too, so the header is read where the program put the file: the public
+    on-board samples read the JPEG straight into acldvppMalloc memory and ask for its
+    size there, which succeeds on a 310B board (issue 28's hardware run).
+    """
     if ptr == 0 or size == 0:
         raise AclError(ACL_ERROR_INVALID_PARAM, f"{api}: the JPEG data is null or empty")
-    if s.memory.is_device_addr(ptr):
+    if s.run_mode == "host" and s.memory.is_device_addr(ptr):
         raise AclError(ACL_ERROR_INVALID_PARAM, f"{api} reads the JPEG header from host "
                                                 f"memory, but {ptr:#x} is a device address: "
                                                 "pass the host buffer the file was read into")

@@ -35,7 +35,7 @@ Add, Sub, Mul, Div, Relu/ReLU, MaxPool, ReduceSum(D),        f32 f16 i32 i8
 ReduceMean(D)
 Gelu, Sigmoid, Tanh, SoftmaxV2/Softmax, LayerNorm, Conv2D,   f32 f16
 AvgPool, GlobalAveragePool
-MatMul(V2), BatchMatMul(V2)                                  f32 f16, i8 -> i32
+MatMul(V2), BatchMatMul(V2), GEMM                            f32 f16, i8 -> i32
 Cast, Transpose, TransposeD, Reshape, Flatten, ConcatD/      any
 Concat, Slice
 ArgMaxV2                                                     f32 f16 i32 i8 -> i32/i64
@@ -597,6 +597,36 @@ def _k_batch_matmul(arrays: list[np.ndarray], attrs: dict[str, Any]) -> list[np.
     return [_matmul(arrays, bool(attrs["adj_x1"]), bool(attrs["adj_x2"]))]
 
 
+def _gemm_infer(specs: list[TensorSpec], attrs: dict[str, Any]) -> list[TensorSpec]:
+    """GEMM: a [M, K] (or [K, M]), b [K, N] (or [N, K]), c [M, N], alpha and beta scalars of
+    c's dtype; y is c's spec."""
+    _check_count("GEMM", len(specs), 5, 5)
+    dt = _common_dtype("GEMM", specs, MATMUL_TYPES, (0, 1))
+    _, m, n, _ = _mm_dims("GEMM", specs, attrs, ("transpose_a", "transpose_b"), False)
+    c = specs[2]
+    want = "int32" if dt == "int8" else c.dtype
+    if tuple(c.shape) != (m, n) or c.dtype != want:
+        _fail("GEMM", f"input 2 (c) must be {want}[{m}, {n}], got {c.dtype}{_dims(c.shape)}")
+    for i in (3, 4):
+        if specs[i].dtype != c.dtype or specs[i].size != 1:
+            _fail("GEMM", f"input {i} ({'alpha' if i == 3 else 'beta'}) must be one "
+                          f"{c.dtype} value, got {specs[i].dtype}{_dims(specs[i].shape)}")
+    return [TensorSpec(c.dtype, (m, n), c.format)]
+
+
+def _k_gemm(arrays: list[np.ndarray], attrs: dict[str, Any]) -> list[np.ndarray]:
+    """GEMM (the BLAS single op behind aclblasGemmEx): ``alpha * op(a) @ op(b) + beta * c``
+    with ``transpose_a`` / ``transpose_b``; float16 accumulates in float32, int8 in int32."""
+    a, b, c, alpha, beta = arrays
+    ab = _matmul([a, b], bool(attrs["transpose_a"]), bool(attrs["transpose_b"]))
+    if c.dtype == np.int32:
+        y = (int(alpha.reshape(-1)[0]) * ab.astype(np.int64)
+             + int(beta.reshape(-1)[0]) * c.astype(np.int64))
+        return [y.astype(np.int32)]
+    y = _f32(alpha).reshape(-1)[0] * _f32(ab) + _f32(beta).reshape(-1)[0] * _f32(c)
+    return [np.asarray(y).astype(c.dtype, copy=False)]
+
+
 # ============================================================================ Conv2D
 def _conv_params(name: str, x_shape: Sequence[int], w_shape: Sequence[int],
                  attrs: dict[str, Any]) -> dict[str, int]:
@@ -1083,6 +1113,11 @@ def _register_all() -> None:
     _define("MatMulV2", (2, 4), 1, MATMUL_TYPES, _mm_infer("MatMulV2", mm, False, 4),
             _k_matmul, _mm_cost(mm), {"transpose_x1": False, "transpose_x2": False,
                                       "offset_x": 0})
+    # the single op aclblasGemmEx runs (hicann/ge api/acl/acl_cblas/single_op/blas/
+    # gemm_ops.cpp: op type "GEMM", inputs a, b, c, alpha, beta, attrs transpose_a/b)
+    gemm = ("transpose_a", "transpose_b")
+    _define("GEMM", (5, 5), 1, MATMUL_TYPES, _gemm_infer, _k_gemm, _mm_cost(gemm),
+            {"transpose_a": False, "transpose_b": False})
     _define("BatchMatMul", (2, 2), 1, MATMUL_TYPES, _mm_infer("BatchMatMul", bmm, True, 2),
             _k_batch_matmul, _mm_cost(bmm), {"adj_x1": False, "adj_x2": False})
     _define("BatchMatMulV2", (2, 4), 1, MATMUL_TYPES, _mm_infer("BatchMatMulV2", bmm, True, 4),

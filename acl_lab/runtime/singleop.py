@@ -208,6 +208,14 @@ def _read_host_const(s: Session, desc: TensorDesc, buf: Any,
     return None
 
 
+def _op(op_type: str) -> OpDef:
+    """The registered operator ``op_type``; AclError with its code (100024) when none."""
+    try:
+        return get_op(op_type)
+    except OpError as e:
+        raise AclError(e.code, e.message) from None
+
+
 def launch_op(s: Session, th: HostThread, cid: int, op_type: str,
               in_descs: list[int], in_bufs: list[int], out_descs: list[int],
               out_bufs: list[int], attr: int, stream: int) -> None:
@@ -218,10 +226,7 @@ def launch_op(s: Session, th: HostThread, cid: int, op_type: str,
     if any(h == 0 for h in (*in_descs, *out_descs)):
         raise AclError(ErrorCode.ACL_ERROR_INVALID_PARAM, "a tensor desc in the lists is null")
     st = streams.lookup(s, th, stream)
-    try:
-        op = get_op(op_type)
-    except OpError as e:
-        raise AclError(e.code, e.message) from None
+    op = _op(op_type)
     ind = [tensor_desc(s, h) for h in in_descs]
     outd = [tensor_desc(s, h) for h in out_descs]
     inb = [buffers.lookup(s, h) if h else None for h in in_bufs]
@@ -303,16 +308,18 @@ def _device_access(s: Session, t: Task, addr: int, nbytes: int, what: str,
                    kinds: tuple[int, ...], rule: str, write: bool) -> None:
     """Add the access of an operator's data buffer to ``t``; 100000 when its memory is not
     of ``kinds`` (host memory, in EP mode)."""
-    r = _resolve_start(s, addr, what)
+    r = _resolve_start(s, addr, what, nbytes)
     if r.kind not in kinds:
         raise AclError(ErrorCode.ACL_ERROR_INVALID_PARAM, f"{what} is in host memory: {rule}")
     t.add_access(r, addr - r.addr, nbytes, write)
 
 
-def _resolve_start(s: Session, addr: int, what: str) -> Any:
+def _resolve_start(s: Session, addr: int, what: str, nbytes: int = 1) -> Any:
+    """The region ``addr`` starts in; raw host memory (a C program's stack or heap, which no
+    region indexes) is resolved for the ``nbytes`` the task will touch."""
     r = s.memory.find(addr)
     if r is None:
-        r = s.memory.resolve(addr, 1, what)
+        r = s.memory.resolve(addr, max(nbytes, 1), what)
     return r
 
 
@@ -333,10 +340,7 @@ def cast(s: Session, th: HostThread, cid: int, src_desc: int, src_buf: int,
 def infer_op_shape(s: Session, op_type: str, in_descs: list[int], in_bufs: list[int],
                    num_outputs: int, out_descs: list[int], attr: int) -> None:
     """aclopInferShape: fill the output descs' dims and dtypes from the inputs."""
-    try:
-        op = get_op(op_type)
-    except OpError as e:
-        raise AclError(e.code, e.message) from None
+    op = _op(op_type)
     ind = [tensor_desc(s, h) for h in in_descs]
     inb = [buffers.lookup(s, h) if h else None for h in in_bufs]
     attrs = _op_attrs(s, op, attr)
@@ -356,16 +360,189 @@ def infer_op_shape(s: Session, op_type: str, in_descs: list[int], in_bufs: list[
         d.dtype = NUMPY_TO_ACL.get(spec.dtype, d.dtype)
 
 
+class CompiledOp:
+    """An operator aclopCompile compiled in this process (no handle in the trace)."""
+
+    def __init__(self, op_type: str, ins: list[tuple[str, tuple[int, ...], int]],
+                 outs: list[tuple[str, tuple[int, ...], int]]) -> None:
+        self.handle = 0
+        self.op_type = op_type
+        self.ins = ins
+        self.outs = outs
+        self.alive = True
+
+
+#: the "format" field of the single-op models ``acl-lab atc --singleop`` writes
+SINGLEOP_FILE_FORMAT = "acl_lab-singleop"
+
+
+def _desc_key(d: TensorDesc) -> tuple[str, tuple[int, ...], int]:
+    return ACL_TO_NUMPY.get(d.dtype, str(d.dtype)), tuple(d.dims), d.format
+
+
+def compiled_ops(s: Session) -> list[CompiledOp]:
+    """The single-op models the program can run by handle: the ``.om`` files of the folder
+    given to aclopSetModelDir (``acl-lab atc --singleop`` output) and the ops aclopCompile
+    compiled."""
+    import json
+
+    out = [o for o in s.handles.values() if isinstance(o, CompiledOp)]
+    folder = s.op_model_dir
+    if folder is None or not os.path.isdir(folder):
+        return out
+    for name in sorted(os.listdir(folder)):
+        if not name.endswith(".om"):
+            continue
+        try:
+            with open(os.path.join(folder, name), encoding="utf-8") as fh:
+                doc = json.load(fh)
+        except (OSError, ValueError):
+            continue
+        if not isinstance(doc, dict) or doc.get("format") != SINGLEOP_FILE_FORMAT:
+            continue
+        out.append(CompiledOp(str(doc.get("op")),
+                              [(str(t), tuple(d), int(f)) for t, d, f in doc.get("inputs", [])],
+                              [(str(t), tuple(d), int(f)) for t, d, f in doc.get("outputs", [])]))
+    return out
+
+
 def create_op_handle(s: Session, cid: int, op_type: str, in_descs: list[int],
                      out_descs: list[int], attr: int) -> int:
-    """aclopCreateHandle: bind an op type to descs and attributes for repeated runs."""
+    """aclopCreateHandle: bind an op type to descs and attributes for repeated runs.
+
+    The op must match a compiled single-op model (hicann/ge
+    api/acl/acl_op_executor/single_op/op_executor.cpp ``OpExecutor::CreateOpHandle`` calls
+    ``AclOpResourceManager::MatchOpModel``, which answers ACL_ERROR_OP_NOT_FOUND when no
+    model loaded from the aclopSetModelDir folder, or compiled by aclopCompile, has this op
+    type and these input and output descs).
+    """
+    op = _op(op_type)
+    ind = [tensor_desc(s, x) for x in in_descs]
+    outd = [tensor_desc(s, x) for x in out_descs]
+    want = ([_desc_key(d) for d in ind], [_desc_key(d) for d in outd])
+    if not any(c.op_type == op_type and (c.ins, c.outs) == want for c in compiled_ops(s)):
+        where = (f"in {s.op_model_dir!r}" if s.op_model_dir is not None
+                 else "(acl.op.set_model_dir was not called)")
+        raise AclError(ErrorCode.ACL_ERROR_OP_NOT_FOUND,
+                       f"no compiled single-op model {where} matches {op_type} with inputs "
+                       f"{want[0]} and outputs {want[1]}: compile it with acl-lab atc "
+                       "--singleop (or aclopCompile) before creating a handle")
+    h = OpHandle(-1, 0, op, ind, outd, _op_attrs(s, op, attr))
+    return s.register(h, ObjectKind.OP_HANDLE, cid, f"op handle {op_type}")
+
+
+def compile_op(s: Session, op_type: str, in_descs: list[int], out_descs: list[int],
+               attr: int, remember: bool = True) -> CompiledOp:
+    """aclopCompile: check that the emulated operators compute ``op_type`` for these descs
+    (its shape inference gives the output descs) and remember it as compiled (with
+    ``remember``; else the caller does, with :func:`remember_compiled`, once the rest of its
+    call succeeded)."""
+    op = _op(op_type)
+    ind = [tensor_desc(s, x) for x in in_descs]
+    outd = [tensor_desc(s, x) for x in out_descs]
     try:
-        op = get_op(op_type)
+        specs = [d.spec() for d in ind]
+        if not op.const_inputs:
+            got = op.infer(specs, {**_op_attrs(s, op, attr), "__consts__": {}})
+            if [(g.dtype, tuple(g.shape)) for g in got] != \
+                    [(d.spec().dtype, tuple(d.dims)) for d in outd]:
+                raise OpError(f"{op_type} computes {[(g.dtype, list(g.shape)) for g in got]}, "
+                              "not the output descs given", ErrorCode.ACL_ERROR_OP_NOT_FOUND)
     except OpError as e:
         raise AclError(e.code, e.message) from None
-    h = OpHandle(-1, 0, op, [tensor_desc(s, x) for x in in_descs],
-                 [tensor_desc(s, x) for x in out_descs], _op_attrs(s, op, attr))
-    return s.register(h, ObjectKind.OP_HANDLE, cid, f"op handle {op_type}")
+    compiled = CompiledOp(op_type, [_desc_key(d) for d in ind], [_desc_key(d) for d in outd])
+    if remember:
+        remember_compiled(s, compiled)
+    return compiled
+
+
+def remember_compiled(s: Session, compiled: CompiledOp) -> None:
+    """Keep ``compiled`` for later op handles (aclopCompile's online cache)."""
+    s.register(compiled)
+
+
+def run_internal_op(s: Session, th: HostThread, cid: int, op_type: str,
+                    inputs: list[tuple[int, list[int], int, int, int]],
+                    outputs: list[tuple[int, list[int], int, int, int]],
+                    attrs: dict[str, Any], stream: int) -> None:
+    """Queue ``op_type`` on ``stream`` with descs and buffers that exist only for this call
+    (an API that runs an operator of its own, like aclblasGemmEx); each tensor is
+    ``(aclDataType, dims, aclFormat, address, size)``."""
+    st = streams.lookup(s, th, stream)
+    op = _op(op_type)
+    from .objects import DataBuffer
+
+    def desc(t: tuple[int, list[int], int, int, int]) -> TensorDesc:
+        return TensorDesc(-1, 0, t[0], t[1], t[2])
+
+    def buf(t: tuple[int, list[int], int, int, int]) -> DataBuffer:
+        return DataBuffer(-1, 0, t[3], t[4])
+
+    _queue_kernel(s, th, cid, st, op, [desc(t) for t in inputs], [buf(t) for t in inputs],
+                  [desc(t) for t in outputs], [buf(t) for t in outputs],
+                  {**op.defaults, **attrs})
+
+
+#: aclTransType / aclComputeType values (CANN ops/acl_cblas.h)
+ACL_TRANS_N, ACL_TRANS_T, ACL_TRANS_NZ = 0, 1, 2
+ACL_COMPUTE_HIGH_PRECISION = 0
+
+
+def gemm_ex(s: Session, th: HostThread, cid: int, trans_a: int, trans_b: int, trans_c: int,
+            m: int, n: int, k: int, alpha: int, a: int, lda: int, a_type: int, b: int,
+            ldb: int, b_type: int, beta: int, c: int, ldc: int, c_type: int,
+            compute_type: int, stream: int) -> None:
+    """aclblasGemmEx: ``C = alpha * op(A) @ op(B) + beta * C`` as the GEMM single op.
+
+    Checks and shapes follow hicann/ge api/acl/acl_cblas/single_op/blas/gemm_ops.cpp: null
+    pointers, m/n/k <= 0, transA/transB outside N/T/NZ, transC other than N/NZ, any of
+    lda/ldb/ldc other than -1 and a compute type other than HIGH_PRECISION are 100000; A is
+    [m, k] ([k, m] transposed), B [k, n] ([n, k]), C [m, n], alpha and beta one value of C's
+    type read from device memory.
+    """
+    for ptr, what in ((alpha, "alpha"), (beta, "beta"), (a, "matrixA"), (b, "matrixB"),
+                      (c, "matrixC")):
+        if ptr == 0:
+            raise AclError(ErrorCode.ACL_ERROR_INVALID_PARAM, f"{what} is null")
+    if m <= 0 or n <= 0 or k <= 0:
+        raise AclError(ErrorCode.ACL_ERROR_INVALID_PARAM,
+                       f"m, n and k must be > 0 (m = {m}, n = {n}, k = {k})")
+    if not (ACL_TRANS_N <= trans_a <= ACL_TRANS_NZ and ACL_TRANS_N <= trans_b <= ACL_TRANS_NZ):
+        raise AclError(ErrorCode.ACL_ERROR_INVALID_PARAM,
+                       "transA and transB must be ACL_TRANS_N, ACL_TRANS_T or ACL_TRANS_NZ")
+    if trans_c not in (ACL_TRANS_N, ACL_TRANS_NZ):
+        raise AclError(ErrorCode.ACL_ERROR_INVALID_PARAM,
+                       "transC must be ACL_TRANS_N or ACL_TRANS_NZ")
+    if (lda, ldb, ldc) != (-1, -1, -1):
+        raise AclError(ErrorCode.ACL_ERROR_INVALID_PARAM,
+                       f"lda, ldb and ldc must be -1 (got {lda}, {ldb}, {ldc})")
+    if compute_type != ACL_COMPUTE_HIGH_PRECISION:
+        raise AclError(ErrorCode.ACL_ERROR_INVALID_PARAM,
+                       "the compute type must be ACL_COMPUTE_HIGH_PRECISION")
+    if ACL_TRANS_NZ in (trans_a, trans_b, trans_c):
+        raise AclError(ErrorCode.ACL_ERROR_API_NOT_SUPPORT,
+                       "fractal (ACL_TRANS_NZ) layouts are not emulated")
+    fmt = 2  # ACL_FORMAT_ND
+
+    def nbytes(dtype: int, count: int) -> int:
+        name = ACL_TO_NUMPY.get(dtype)
+        if name is None:
+            raise AclError(ErrorCode.ACL_ERROR_UNSUPPORTED_DATA_TYPE,
+                           f"data type {dtype} is not supported by the emulated GEMM")
+        return int(np.dtype(name).itemsize) * count
+
+    dims_a = [k, m] if trans_a == ACL_TRANS_T else [m, k]
+    dims_b = [n, k] if trans_b == ACL_TRANS_T else [k, n]
+    size_c = nbytes(c_type, m * n)
+    run_internal_op(s, th, cid, "GEMM",
+                    [(a_type, dims_a, fmt, a, nbytes(a_type, m * k)),
+                     (b_type, dims_b, fmt, b, nbytes(b_type, k * n)),
+                     (c_type, [m, n], fmt, c, size_c),
+                     (c_type, [], fmt, alpha, nbytes(c_type, 1)),
+                     (c_type, [], fmt, beta, nbytes(c_type, 1))],
+                    [(c_type, [m, n], fmt, c, size_c)],
+                    {"transpose_a": trans_a == ACL_TRANS_T,
+                     "transpose_b": trans_b == ACL_TRANS_T}, stream)
 
 
 def destroy_op_handle(s: Session, cid: int, handle: int) -> None:
@@ -414,6 +591,31 @@ def _kernel_fn(op: OpDef, in_specs: list[TensorSpec], out_specs: list[TensorSpec
 # ------------------------------------------------------------------ generic device tasks
 
 
+def read_now(s: Session, th: HostThread, cid: int, kind: TaskKind, duration: int,
+             addr: int, nbytes: int, what: str, label: str,
+             allowed: tuple[int, ...] = (DEVICE, DVPP)) -> bytes:
+    """Read ``[addr, addr+nbytes)`` as a task on no stream that runs within the call (the
+    host waits for it), as a call that takes its input before it returns does; the bytes.
+    The read is recorded like any task's, so a write the program has not ordered before the
+    call is a race."""
+    r = _resolve_start(s, addr, what, nbytes)
+    if r.kind not in allowed:
+        raise AclError(ErrorCode.ACL_ERROR_INVALID_PARAM,
+                       f"{what} must be device memory, not {KIND_NAMES[r.kind]} memory")
+    t = Task(kind, None, cid, th.clock, Engine.HOST, duration)
+    t.label = label
+    t.add_access(r, addr - r.addr, nbytes, False)
+    got: list[bytes] = []
+
+    def take(inputs: list[bytes]) -> list[bytes]:
+        got.extend(inputs)
+        return []
+
+    t.kernel = take
+    scheduler.run_sync(s, th, t)
+    return got[0] if got else b""
+
+
 def queue_device_task(s: Session, th: HostThread, cid: int, st: Any, kind: TaskKind,
                       engine: Engine, duration: int,
                       reads: list[tuple[int, int, str]], writes: list[tuple[int, int, str]],
@@ -432,7 +634,7 @@ def queue_device_task(s: Session, th: HostThread, cid: int, st: Any, kind: TaskK
         for addr, nbytes, what in group:
             if addr == 0:
                 raise AclError(ErrorCode.ACL_ERROR_INVALID_PARAM, f"{what} is a null pointer")
-            r = _resolve_start(s, addr, what)
+            r = _resolve_start(s, addr, what, nbytes)
             if r.kind not in allowed:
                 raise AclError(ErrorCode.ACL_ERROR_INVALID_PARAM,
                                f"{what} must be device memory, not {KIND_NAMES[r.kind]} "

@@ -49,7 +49,7 @@ from .errors import AclError
 from .kinds import Engine, ObjectKind, SyncKind, TaskKind
 from .memory import DEVICE, DVPP
 from .objects import HostThread, Stream, Task
-from .singleop import queue_device_task
+from .singleop import queue_device_task, read_now
 
 if TYPE_CHECKING:
     from .session import Session
@@ -431,7 +431,8 @@ def vdec_send_frame(s: Session, th: HostThread, cid: int, handle: int, in_handle
         raise AclError(ACL_ERROR_INVALID_PARAM, f"vdec channel desc {handle:#x} has no channel: "
                                                 "call acl.media.vdec_create_channel first")
     _live_stream(ch, api)
-    frame_config(s, cfg_handle, venc=False)
+    if cfg_handle:  # "config: reserved, may be NULL" (CANN's aclvdecSendFrame page)
+        frame_config(s, cfg_handle, venc=False)
     sd = stream_desc(s, in_handle)
     eos = bool(sd.eos)
     pic: PicDesc | None = None
@@ -450,13 +451,12 @@ def vdec_send_frame(s: Session, th: HostThread, cid: int, handle: int, in_handle
         if all(dims):
             _out_layout(pic.width, pic.height, pic, api, fmt)
         _dvpp_buffer(s, cid, pic.data, max(pic.size, 1), "VDEC output")
-    reads: list[tuple[int, int, str]] = []
+    bitstream = b""
     if not eos:
         if sd.size == 0:
             raise AclError(ACL_ERROR_INVALID_PARAM, f"{api}: the stream desc size is 0 (set it "
                                                     "with acl.media.dvpp_set_stream_desc_size)")
         _dvpp_buffer(s, cid, sd.data, sd.size, "VDEC input")
-        reads = [(sd.data, sd.size, "VDEC input")]
     writes = [] if pic is None else [(pic.data, pic.size, "VDEC output")]
     want = (pic.width, pic.height) if pic is not None and pic.width and pic.height else None
     decoder = ch.codec
@@ -473,10 +473,9 @@ def vdec_send_frame(s: Session, th: HostThread, cid: int, handle: int, in_handle
     fmt = fmt if pic is not None else d.out_pic_format
 
     def run(inputs: list[bytes]) -> list[bytes]:
-        try:
-            frames = decoder.decode(None if eos else av.Packet(inputs[0]))
-        except (av.error.FFmpegError, ValueError) as e:
-            return fail(f"the {_EN_TYPES[d.en_type]} decoder rejected the bitstream ({e})")
+        frames, why = decoded
+        if why:
+            return fail(why)
         if pic is None:
             return []
         if not frames:
@@ -495,10 +494,30 @@ def vdec_send_frame(s: Session, th: HostThread, cid: int, handle: int, in_handle
         pic.ret_code = 0
         return [frame_to_sp420(f, lay)]
 
+    if not eos:
+        # The decoder takes the frame before aclvdecSendFrame returns: the call runs its
+        # send task (an AICPU kernel handing the bitstream to the VDEC) on the channel's send
+        # stream and synchronizes that stream (hicann/ge's acl VDEC tests: a failing
+        # rtStreamSynchronize fails aclvdecSendFrame, VdecTest aclvdecSendFrame_V100_11),
+        # and the public vdec samples free or refill the input right after the call. So the
+        # bitstream is read now, at the caller's clock, and reusing the buffer for the next
+        # frame once the call returned is safe; a write the program did not order before
+        # the call (an async copy still in flight) still races with this read.
+        bitstream = read_now(s, th, cid, TaskKind.DVPP, dvpp_ns(s.profile, 0), sd.data,
+                             sd.size, "VDEC input", "VDEC send")
+    # the decoder's state moves in send order, which is the order of the channel's tasks;
+    # the picture is written when the frame's task ends
+    decoded: tuple[list[Any], str] = ([], "")
+    try:
+        decoded = (list(decoder.decode(None if eos else av.Packet(bitstream))), "")
+    except (av.error.FFmpegError, ValueError) as e:
+        decoded = ([], f"the {_EN_TYPES[d.en_type]} decoder rejected the bitstream ({e})")
+    if decoded[1] and pic is None:
+        s.diag(cid, "dvpp_task_failed", f"VDEC frame {n} failed: {decoded[1]}", 2)
     pixels = (pic.width * pic.height) if pic is not None and pic.width else \
         (pic.size * 2 // 3 if pic is not None else 0)
     work = queue_device_task(s, th, cid, ch.stream, TaskKind.DVPP, Engine.DVPP,
-                             dvpp_ns(s.profile, pixels), reads, writes, run,
+                             dvpp_ns(s.profile, pixels), [], writes, run,
                              "VDEC EOS" if eos else "VDEC skipped" if skipped else "VDEC",
                              allowed=(DEVICE, DVPP))
     ch.frames += 1

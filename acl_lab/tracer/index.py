@@ -148,9 +148,10 @@ class TraceIndex:
         return self.trace.strings[self.files[cid]], self.lines[cid]
 
     def where(self, cid: int) -> str:
-        """``file:line`` of call ``cid``."""
+        """``file:line`` of call ``cid`` (the file alone when the line is unknown, 0: a C
+        program without debug information, whose file is ``object(function+offset)``)."""
         file, line = self.site(cid)
-        return f"{file}:{line}"
+        return f"{file}:{line}" if line else file
 
     # ------------------------------------------------------------------ arguments
     def _arg_range(self, cid: int) -> range:

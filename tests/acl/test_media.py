@@ -411,6 +411,35 @@ def test_decode_error_codes(dv: Dvpp) -> None:
     assert acl.rt.synchronize_stream(dv.stream) == 0
 
 
+def test_on_the_board_the_header_is_read_from_dvpp_memory() -> None:
+    """In the device run mode (RC) DVPP memory is the host's: a program that reads the file
+    straight into acldvppMalloc memory gets its size and decodes it, as on a 310B board;
+    the same calls in the host run mode (EP) are 100000 (the header must be in host
+    memory there)."""
+    jpg = make_jpeg(64, 48)
+    for mode, want in (("device", (64, 48, 3, 0)), ("host", (0, 0, 0, 100000))):
+        with Session(watchdog=2.0, run_mode=mode):
+            acl = acl_lab.install()
+            try:
+                assert acl.init() == 0 and acl.rt.set_device(0) == 0
+                dv = Dvpp(acl)
+                inp = to_device(acl, jpg)
+                assert acl.media.dvpp_jpeg_get_image_info(inp, len(jpg)) == want
+                size, ret = acl.media.dvpp_jpeg_predict_dec_size(inp, len(jpg), NV12)
+                assert (size, ret) == ((64 * 48 * 3 // 2, 0) if mode == "device"
+                                       else (0, 100000))
+                if mode == "device":
+                    out, _ = acl.media.dvpp_malloc(size)
+                    d = pic(acl, out, size, NV12, 0, 0, 0, 0)
+                    assert acl.media.dvpp_jpeg_decode_async(dv.chan, inp, len(jpg), d,
+                                                            dv.stream) == 0
+                    assert acl.rt.synchronize_stream(dv.stream) == 0
+                    assert acl.media.dvpp_get_pic_desc_ret_code(d) == 0
+                    assert acl.media.dvpp_get_pic_desc_width(d) == 64
+            finally:
+                acl_lab.uninstall()
+
+
 def test_jpegd_alignment_is_128_on_ascend310() -> None:
     with Session(profile="Ascend310", watchdog=2.0):
         acl = acl_lab.install()

@@ -350,3 +350,68 @@ def test_channel_outlived_by_its_context(ready: ModuleType) -> None:
     assert acl.rt.set_device(0) == 0
     assert acl.media.vdec_send_frame(ch, sd, pd, cfg, None) == 507000
     assert acl.media.vdec_destroy_channel(ch) == 0
+
+
+def _send_all_from_one_buffer(acl: ModuleType, pkts: list[bytes], asynchronous: bool
+                              ) -> tuple[int, list[int]]:
+    """Send every packet from one DVPP input buffer, refilled before each send (with a
+    synchronous copy, or an async copy on another stream that nothing waits for)."""
+    m = acl.media
+    got: list[int] = []
+    ch = vdec(acl, lambda sd, pd, ud: got.append(pd))
+    cap = max(len(p) for p in pkts)
+    buf, ret = m.dvpp_malloc(cap)
+    assert ret == 0
+    copy_stream, ret = acl.rt.create_stream()
+    assert ret == 0
+    keep = [bytes(p) for p in pkts]
+    cfg = m.vdec_create_frame_config() if asynchronous else 0  # reserved: NULL is allowed
+    pics = []
+    for data in keep:
+        src = acl.util.bytes_to_ptr(data)
+        if asynchronous:
+            assert acl.rt.memcpy_async(buf, cap, src, len(data), H2D, copy_stream) == 0
+        else:
+            assert acl.rt.memcpy(buf, cap, src, len(data), H2D) == 0
+        sd = m.dvpp_create_stream_desc()
+        assert m.dvpp_set_stream_desc_data(sd, buf) == 0
+        assert m.dvpp_set_stream_desc_size(sd, len(data)) == 0
+        pd = out_pic(acl)
+        pics.append(pd)
+        assert m.vdec_send_frame(ch, sd, pd, cfg, None) == 0
+    while len(got) < len(pkts):
+        assert acl.rt.process_report(1000) == 0
+    assert acl.rt.synchronize_stream(copy_stream) == 0
+    assert acl.media.vdec_destroy_channel(ch) == 0
+    return buf, pics
+
+
+def test_vdec_takes_the_bitstream_before_send_frame_returns(ready: ModuleType,
+                                                            session: Session) -> None:
+    """One input buffer refilled for each of 12 frames, as on hardware (issue 28: every
+    frame decoded): aclvdecSendFrame has handed the bitstream to the decoder when it returns
+    (it synchronizes its send stream), so the next refill cannot reach a frame sent before;
+    every picture is right and there is no race."""
+    from acl_lab.tracer.checks import run_checks
+
+    pkts, ref = packets("libx264", 12)
+    assert len(pkts) == 12
+    _, pics = _send_all_from_one_buffer(ready, pkts, asynchronous=False)
+    for i, pd in enumerate(pics):
+        assert ready.media.dvpp_get_pic_desc_ret_code(pd) == 0, i
+        y = read(ready, ready.media.dvpp_get_pic_desc_data(pd), W * H).reshape(H, W)
+        assert np.array_equal(y, ref[i][:H]), i
+    assert [f for f in run_checks(session.trace()) if f.kind == "race"] == []
+
+
+def test_vdec_input_refilled_by_an_unwaited_async_copy_is_a_race(ready: ModuleType,
+                                                                 session: Session) -> None:
+    """The unsafe reuse stays a race: the buffer is refilled by an async copy on another
+    stream that nothing orders before aclvdecSendFrame, which reads the bitstream at once."""
+    from acl_lab.tracer.checks import run_checks
+
+    pkts, _ = packets("libx264", 3)
+    _send_all_from_one_buffer(ready, pkts, asynchronous=True)
+    races = [f for f in run_checks(session.trace()) if f.kind == "race"]
+    assert races
+    assert any("vdec_send_frame" in f.message for f in races)

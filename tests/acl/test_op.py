@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from types import ModuleType
 from typing import Any
 
@@ -33,6 +34,7 @@ from acl_lab.constants import (
 )
 from acl_lab.runtime.session import Session
 from acl_lab.tracer.schema import TASK_KINDS
+from tests.helpers import compile_singleop
 
 ACL_TYPES = {np.dtype(np.float32): ACL_FLOAT, np.dtype(np.float16): ACL_FLOAT16,
              np.dtype(np.int32): ACL_INT32, np.dtype(np.int64): ACL_INT64}
@@ -327,8 +329,11 @@ def test_layer_norm_three_outputs(ready: ModuleType) -> None:
                                rtol=1e-4, atol=1e-5)
 
 
-def test_handle_runs_twice_with_different_buffers(ready: ModuleType) -> None:
+def test_handle_runs_twice_with_different_buffers(ready: ModuleType, tmp_path: Path) -> None:
     """create_handle + execute_with_handle twice with different buffers gives both sums."""
+    f32 = ([4, 4], "float32")
+    assert ready.op.set_model_dir(str(compile_singleop(tmp_path, "Add", [f32, f32], [f32]))) \
+        == ACL_SUCCESS
     a, b = (rng(i).standard_normal((4, 4)).astype(np.float32) for i in (19, 20))
     first = prepare(ready, [a, b], [((4, 4), np.float32)])
     second = prepare(ready, [b, b], [((4, 4), np.float32)])
@@ -342,6 +347,27 @@ def test_handle_runs_twice_with_different_buffers(ready: ModuleType) -> None:
     np.testing.assert_allclose(read_outputs(ready, first)[0], a + b, rtol=1e-6)
     np.testing.assert_allclose(read_outputs(ready, second)[0], b + b, rtol=1e-6)
     assert ready.op.destroy_handle(handle) is None
+
+
+def test_a_handle_needs_a_compiled_single_op_model(ready: ModuleType, tmp_path: Path) -> None:
+    """create_handle finds the op among the compiled single-op models (hicann/ge
+    OpExecutor::CreateOpHandle -> MatchOpModel): none at all, or none with these descs, is
+    100024 (ACL_ERROR_OP_NOT_FOUND); after atc --singleop of the op and descs it succeeds."""
+    a = np.ones((2, 3), np.float32)
+    args = prepare(ready, [a, a], [((2, 3), np.float32)])
+    attr = make_attr(ready, None)
+    handle, ret = ready.op.create_handle("Add", args.in_descs, args.out_descs, attr)
+    assert (handle, ret) == (0, ACL_ERROR_OP_NOT_FOUND)
+    other = ([3, 3], "float32")
+    assert ready.op.set_model_dir(str(compile_singleop(tmp_path, "Add", [other, other],
+                                                       [other]))) == ACL_SUCCESS
+    assert ready.op.create_handle("Add", args.in_descs, args.out_descs, attr)[1] == \
+        ACL_ERROR_OP_NOT_FOUND
+    f23 = ([2, 3], "float32")
+    compile_singleop(tmp_path, "Add", [f23, f23], [f23])
+    handle = ok(ready.op.create_handle("Add", args.in_descs, args.out_descs, attr))
+    assert handle != 0
+    ready.op.destroy_handle(handle)
 
 
 def test_infer_shape_fills_output_dims(ready: ModuleType) -> None:

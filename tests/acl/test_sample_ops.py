@@ -5,6 +5,7 @@ against numpy, and GE's argument checks as codes."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from types import ModuleType
 
 import numpy as np
@@ -12,6 +13,7 @@ import numpy as np
 from acl_lab.constants import ACL_SUCCESS
 from acl_lab.runtime.opdefs import get_op
 from tests.acl.test_op import execute, prepare, run_op
+from tests.helpers import compile_singleop
 
 
 def test_slice_takes_offsets_and_size_consts(ready: ModuleType) -> None:
@@ -91,7 +93,7 @@ def test_costs_count_the_bytes_moved() -> None:
     assert flops == 1000 and nbytes == 2000 + 4 + 4
 
 
-def test_slice_on_the_board_takes_host_buffers_as_the_sample_does() -> None:
+def test_slice_on_the_board_takes_host_buffers_as_the_sample_does(tmp_path: Path) -> None:
     """In the device run mode (RC), the Slice sample's way works: every input in host memory
     (bytes_to_ptr), the output read straight from device memory with ptr_to_bytes."""
     import acl_lab
@@ -111,6 +113,9 @@ def test_slice_on_the_board_takes_host_buffers_as_the_sample_does() -> None:
                     np.array([2, 8], np.int32).tobytes()]
             bufs = [acl.create_data_buffer(acl.util.bytes_to_ptr(b), len(b)) for b in keep]
             attr = acl.op.create_attr()
+            ops = compile_singleop(tmp_path, "Slice", [([6, 8], "float16"), ([2], "int32"),
+                                                       ([2], "int32")], [([2, 8], "float16")])
+            assert acl.op.set_model_dir(str(ops)) == 0
             handle, ret = acl.op.create_handle("Slice", descs, [out_desc], attr)
             assert ret == 0
             out = acl.create_data_buffer(dev, size)

@@ -28,9 +28,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import acl_lab.acl  # registers the pyACL surface
-import acl_lab.aclnn  # noqa: F401  (registers the aclnn extension)
+import acl_lab.aclnn
+import acl_lab.op_compiler  # noqa: F401  (registers the op compiler extension)
 from acl_lab.acl._boundary import registry
 from acl_lab.constants import (
+    ACL_ERROR_API_NOT_SUPPORT,
     ACL_ERROR_GE_AIPP_NOT_EXIST,
     ACL_ERROR_GE_DYNAMIC_BATCH_SIZE_INVALID,
     ACL_ERROR_GE_DYNAMIC_INPUT_LENGTH_INVALID,
@@ -200,6 +202,8 @@ IN_DS, OUT_DS, EMPTY_DS, SMALL_IN_DS, DEAD_DS = (Ref("in_ds"), Ref("out_ds"), Re
 DYN_IN_DS, DYN_SHAPE_INDEX = Ref("dyn_in_ds"), 1
 MODEL_PATH, MISSING_PATH, NOT_OM_PATH = Ref("model_path"), Ref("missing_path"), Ref("not_om_path")
 OP_DIR, OP_DIR_SET = Ref("op_dir"), Ref("op_dir_set")
+#: a compiled Add single-op model for DESC, DESC -> DESC_OUT, its folder set as the model dir
+OP_MODELS = Ref("op_models")
 OM_PTR, OM_SIZE = Ref("om_ptr"), Ref("om_size")
 WORK, WORK_SIZE, WEIGHT, WEIGHT_SIZE = (Ref("work"), Ref("work_size"), Ref("weight"),
                                         Ref("weight_size"))
@@ -714,11 +718,45 @@ row("acl.op.execute_v2", _EXEC_GOOD, _exec_cases(False))
 row("acl.op.execute", _EXEC_GOOD, _exec_cases(True))
 row("acl.op.create_handle", ("Add", [DESC, DESC], [DESC_OUT], ATTR),
     at(0, "NoSuchOp", NONZERO, "unknown op type"),
+    at(1, [DESC_33, DESC_33], code(ACL_ERROR_OP_NOT_FOUND),
+       "no compiled single-op model has these descs (hicann/ge OpExecutor::CreateOpHandle "
+       "-> MatchOpModel: 100024)"),
     at(1, [0, DESC], NONZERO, "null input desc"),
     at(1, [DESC, DEAD_DESC], NONZERO, "destroyed input desc"),
     at(2, (DESC_OUT,), TYPE, "output descs as a tuple (§1.4)"),
     at(1, None, TYPE, "input descs None (§1.4)"),
-    bad_refs(3, "attr", what="attr"))
+    bad_refs(3, "attr", what="attr"), needs=(OP_MODELS,))
+
+# acl.blas.gemm_ex: C = alpha * A @ B + beta * C, 2x2 float32, alpha and beta at DEV + 32
+_GEMM_GOOD = (0, 0, 0, 2, 2, 2, DEV_MID, DEV2, -1, ACL_FLOAT, DEV3, -1, ACL_FLOAT, DEV_MID, DEV,
+              -1, ACL_FLOAT, 0, STREAM)
+_GEMM = "hicann/ge acl_cblas/single_op/blas/gemm_ops.cpp aclblasGemmEx: "
+row("acl.blas.gemm_ex", _GEMM_GOOD,
+    at(3, 0, E_PARAM, _GEMM + "m, n, k must be > 0"),
+    at(5, -2, E_PARAM, _GEMM + "m, n, k must be > 0"),
+    at(0, 3, E_PARAM, _GEMM + "transA ACL_TRANS_NZ_T is refused"),
+    at(2, 1, E_PARAM, _GEMM + "transC must be ACL_TRANS_N or ACL_TRANS_NZ"),
+    at(8, 2, E_PARAM, _GEMM + "lda, ldb, ldc must be -1"),
+    at(17, 1, E_PARAM, _GEMM + "only ACL_COMPUTE_HIGH_PRECISION"),
+    at(6, 0, E_PARAM, _GEMM + "null alpha"),
+    at(14, 0, E_PARAM, _GEMM + "null matrixC"),
+    *stream_arg(18), no_ctx(_GEMM_GOOD))
+
+# acl_lab.op_compiler (aclopCompile / aclopCompileAndExecute, CANN acl_op_compiler.h)
+row("acl_lab.op_compiler.compile_op", ("Add", [DESC, DESC], [DESC_OUT], ATTR, 0, 0, None),
+    at(0, "NoSuchOp", code(ACL_ERROR_OP_NOT_FOUND), "no such operator"),
+    at(4, 7, E_PARAM, "an engine type outside aclopEngineType"),
+    at(5, 1, code(ACL_ERROR_API_NOT_SUPPORT),
+       "ACL_COMPILE_UNREGISTERED (a custom op from opPath) is not emulated"),
+    at(2, [DESC_33], code(ACL_ERROR_OP_NOT_FOUND), "output descs Add does not compute"),
+    at(1, (DESC, DESC), TYPE, "input descs as a tuple (§1.4)"))
+_COMPILE_EXEC = ("Add", [DESC, DESC], [BUF, BUF2], [DESC_OUT], [OUT_BUF], ATTR, 0, 0, None, STREAM)
+row("acl_lab.op_compiler.compile_and_execute", _COMPILE_EXEC,
+    at(0, "NoSuchOp", code(ACL_ERROR_OP_NOT_FOUND), "no such operator"),
+    at(7, 5, E_PARAM, "a compile flag outside aclopCompileType"),
+    at(2, [BUF, SMALL_BUF], NONZERO, "input buffer smaller than its desc"),
+    *stream_arg(9), no_ctx(_COMPILE_EXEC))
+
 row("acl.op.execute_with_handle", (OP_HANDLE, [BUF, BUF2], [OUT_BUF], STREAM),
     handle(0, DEAD_OP_HANDLE, "op_handle", DESC, what="op handle"),
     at(1, [BUF], NONZERO, "one input buffer for a two-input handle"),

@@ -197,6 +197,8 @@ row("acl.media.vdec_send_frame", _SEND,
     at(2, 0, NONZERO, "null output desc for a frame that is not EOS"),
     at(3, DEAD_VDEC_CFG, NONZERO, "destroyed frame config"),
     at(3, VENC_CFG, NONZERO, "a VENC frame config"))
+# a NULL frame config is allowed (reserved: "may be NULL", CANN's aclvdecSendFrame page; the
+# public vdec samples pass nullptr): tests/acl/test_media_video.py sends frames with it
 row("acl.media.venc_create_channel", (VENC_READY,),
     handle(0, DEAD_VENC_DESC, None, PIC, what="venc channel desc"),
     at(0, VENC_DESC, NONZERO, "desc without callback, thread id or size"),

@@ -30,12 +30,14 @@ from PIL import Image
 
 import acl_lab
 import acl_lab.aclnn as aclnn
+import acl_lab.op_compiler as op_compiler
 from acl_lab import zoo
 from acl_lab.acl import _binding
 from acl_lab.acl._boundary import registry
 from acl_lab.runtime import profiling
 from acl_lab.runtime.errors import DeadlockError
 from acl_lab.runtime.session import Session
+from tests.helpers import compile_singleop
 
 from . import bad_inputs as T
 from .bad_inputs import NO_VALUE, Bad, Ref, Row
@@ -280,7 +282,14 @@ class World(MediaWorld):
         self.acl.op.destroy_attr(a)
         return a
 
+    def _op_models(self) -> bool:
+        f22 = ([2, 2], "float32")
+        ops = compile_singleop(self.tmp / "op_models", "Add", [f22, f22], [f22])
+        assert self.acl.op.set_model_dir(str(ops)) == 0
+        return True
+
     def _op_handle(self) -> int:
+        self.get(T.OP_MODELS)
         d, o = self.get(T.DESC), self.get(T.DESC_OUT)
         return int(ok(self.acl.op.create_handle("Add", [d, d], [o], self.get(T.ATTR))))
 
@@ -720,6 +729,8 @@ def function(acl: ModuleType, name: str) -> Any:
     """The emulated function called ``name`` (``acl.rt.malloc``, ``acl_lab.aclnn.add``)."""
     if name.startswith("acl_lab.aclnn."):
         return getattr(aclnn, name.rsplit(".", 1)[1])
+    if name.startswith("acl_lab.op_compiler."):
+        return getattr(op_compiler, name.rsplit(".", 1)[1])
     obj: Any = acl
     for part in name.split(".")[1:]:
         obj = getattr(obj, part)

@@ -111,6 +111,9 @@ def _case(name: str, s: int, dtype: str | None = None) -> tuple[Arrays, dict[str
                              {"transpose_x1": True, "transpose_x2": True}),
         "BatchMatMul": lambda: ([rand((s, 3, 4), f), rand((4, 6), f, 1)], {}),
         "BatchMatMulV2": lambda: ([rand((2, s, 4), f), rand((2, 4, 3), f, 1)], {}),
+        "GEMM": lambda: ([rand((4, s), f), rand((5, 4), f, 1), rand((s, 5), f, 2),
+                          rand((), f, 3), rand((), f, 4)],
+                         {"transpose_a": True, "transpose_b": True}),
         "Conv2D": lambda: ([rand((1, 3, 4 + s, 4 + s), f), rand((4, 3, 3, 3), f, 1),
                             rand((4,), f, 2)], {"strides": [1, 1, 1, 1], "pads": [1, 1, 1, 1]}),
         "MaxPool": lambda: ([rand((1, 2, 4 + s, 4 + s), f)],
@@ -432,6 +435,27 @@ def test_matmul(dtype: str, t1: bool, t2: bool, bias: bool) -> None:
         ref = ref + f64(c)
     (y,) = run("MatMul", arrays, {"transpose_x1": t1, "transpose_x2": t2})
     close(y, ref.astype(np.int64) if dtype == "int8" else ref, out_dtype)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
+@pytest.mark.parametrize(("t1", "t2"), [(False, False), (True, False), (False, True)])
+def test_gemm_is_alpha_ab_plus_beta_c(dtype: str, t1: bool, t2: bool) -> None:
+    """GEMM (aclblasGemmEx's op): alpha * op(a) @ op(b) + beta * c, c's dtype and shape."""
+    m, k, n = 4, 6, 3
+    a = rand((k, m) if t1 else (m, k), dtype)
+    b = rand((n, k) if t2 else (k, n), dtype, 1)
+    c = rand((m, n), dtype, 2)
+    alpha, beta = np.array(1.5, dtype), np.array(-0.5, dtype)
+    (y,) = run("GEMM", [a, b, c, alpha, beta], {"transpose_a": t1, "transpose_b": t2})
+    ref = 1.5 * ((f64(a).T if t1 else f64(a)) @ (f64(b).T if t2 else f64(b))) - 0.5 * f64(c)
+    close(y, ref, dtype)
+
+
+def test_gemm_refuses_a_c_of_another_shape() -> None:
+    with pytest.raises(OpError):
+        run("GEMM", [rand((2, 3), "float32"), rand((3, 4), "float32", 1),
+                     rand((4, 2), "float32", 2), np.array(1, np.float32),
+                     np.array(0, np.float32)])
 
 
 def test_int8_matmul_accumulates_in_int32() -> None:

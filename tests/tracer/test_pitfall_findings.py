@@ -20,6 +20,7 @@ from acl_lab import zoo
 from acl_lab.runtime.session import Session
 from acl_lab.tracer.checks import Finding
 from acl_lab.tracer.checks.pitfalls import CHECKS as PITFALL_CHECKS
+from tests.helpers import compile_singleop
 
 from .programs import FOOTER, HEADER, Run, run_source
 
@@ -92,6 +93,7 @@ buf = acl.create_data_buffer(dev, 64)  # <- data_buffer
 assert acl.mdl.add_dataset_buffer(ds, buf)[1] == 0
 td = acl.create_tensor_desc(ACL_INT32, [8, 16], ACL_FORMAT_ND)  # <- tensor_desc
 attr = acl.op.create_attr()  # <- op_attr
+assert acl.op.set_model_dir("{ops}") == 0
 handle, ret = acl.op.create_handle("Add", [td, td], [td], attr)  # <- op_handle
 assert ret == 0
 chan = acl.media.dvpp_create_channel_desc()  # <- channel_desc
@@ -134,7 +136,8 @@ def test_every_object_kind_never_destroyed_is_a_leak_at_its_line(tmp_path: Path,
     """Model descs, datasets, data buffers, tensor descs, op attrs and handles, DVPP objects
     and aclnn tensors/scalars never destroyed: one leak each at the creating line, naming
     the fix."""
-    run = run_program(tmp_path, "import acl_lab.aclnn\nRELEASE = False\n" + OBJECTS, mlp=mlp)
+    run = run_program(tmp_path, "import acl_lab.aclnn\nRELEASE = False\n" + OBJECTS, mlp=mlp,
+                      ops=_add_models(tmp_path))
     for mark, fix in OBJECT_FIXES.items():
         found = run.at(mark, "leak")
         assert len(found) == 1, (mark, describe(run.findings))
@@ -145,7 +148,14 @@ def test_every_object_kind_never_destroyed_is_a_leak_at_its_line(tmp_path: Path,
 
 def test_every_object_kind_destroyed_is_clean(tmp_path: Path, mlp: str) -> None:
     """The same program releasing everything has no findings."""
-    clean(run_program(tmp_path, "import acl_lab.aclnn\nRELEASE = True\n" + OBJECTS, mlp=mlp))
+    clean(run_program(tmp_path, "import acl_lab.aclnn\nRELEASE = True\n" + OBJECTS, mlp=mlp,
+                      ops=_add_models(tmp_path)))
+
+
+def _add_models(tmp_path: Path) -> str:
+    """The compiled Add single-op model the op handle of OBJECTS needs."""
+    i32 = ([8, 16], "int32")
+    return str(compile_singleop(tmp_path / "ops", "Add", [i32, i32], [i32]))
 
 
 def test_objects_leaked_in_a_loop_are_one_finding_with_a_count(tmp_path: Path) -> None:
@@ -704,6 +714,52 @@ def test_pitfall3_fixed_with_set_context_in_the_worker(tmp_path: Path) -> None:
     run = run_program(tmp_path, _workers("assert acl.rt.set_context(ctx) == 0", 4))
     assert run.env["results"] == {k: [0, 0, 0] for k in range(4)}
     clean(run)
+
+
+PROBE = """
+import threading
+assert acl.init() == 0
+assert acl.rt.set_device(0) == 0
+ctx, ret = acl.rt.get_context()
+results = []
+
+
+def work():
+    dev, ret = acl.rt.get_device()  # <- probe
+    if ret != 0 and SET:
+        assert acl.rt.set_context(ctx) == 0
+    ptr, ret = acl.rt.malloc(64, ACL_MEM_MALLOC_NORMAL_ONLY)  # <- malloc
+    results.append(ret)
+    if ret == 0:
+        assert acl.rt.free(ptr) == 0
+
+
+t = threading.Thread(target=work)
+t.start()
+t.join()
+assert acl.rt.reset_device(0) == 0
+assert acl.finalize() == 0
+"""
+
+
+def test_a_checked_get_device_probe_is_a_note_not_an_error(tmp_path: Path) -> None:
+    """A worker asks get_device whether it has a context (107002: no), checks the code and
+    sets one: the probe is an info note at its line, not an error (issue 28)."""
+    run = run_program(tmp_path, "SET = True\n" + PROBE)
+    assert run.env["results"] == [0]
+    f = only(run, "probe", "context_not_set")
+    assert f.severity == "info"
+    assert "probe, not a mistake" in f.message
+
+
+def test_a_probe_followed_by_a_failing_call_is_still_an_error(tmp_path: Path) -> None:
+    """The same worker ignoring the answer: its malloc fails too, so the thread's 107002s
+    are an error that lists both calls."""
+    run = run_program(tmp_path, "SET = False\n" + PROBE)
+    assert run.env["results"] == [107002]
+    f = only(run, "probe", "context_not_set")
+    assert f.severity == "error"
+    assert "acl.rt.get_device" in f.message and "acl.rt.malloc" in f.message
 
 
 def test_context_not_set_after_reset_device_names_the_reset(tmp_path: Path) -> None:

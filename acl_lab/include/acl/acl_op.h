@@ -1,5 +1,6 @@
-/* acl_lab: the AscendCL single-operator subset acl_lab implements (attributes, aclopExecuteV2).
- * Signatures follow CANN's acl_op.h (facts; written for acl_lab). */
+/* acl_lab: the AscendCL single-operator API (attributes, execution, handles, cast) for C and
+ * C++ programs run under the emulator. Types follow CANN's acl_op.h (facts; written for
+ * acl_lab); the declarations are generated from acl_lab/capi/api.py. */
 #ifndef ACL_LAB_ACL_OP_H_
 #define ACL_LAB_ACL_OP_H_
 
@@ -10,18 +11,37 @@
 extern "C" {
 #endif
 
+typedef struct aclopHandle aclopHandle;
 typedef struct aclopAttr aclopAttr;
 
+typedef enum aclEngineType {
+    ACL_ENGINE_SYS,
+    ACL_ENGINE_AICORE,
+    ACL_ENGINE_VECTOR
+} aclopEngineType;
+
+/* acl_lab:generated begin (python -m acl_lab.capi.api; the table in capi/api.py) */
 ACL_FUNC_VISIBILITY aclError aclopSetModelDir(const char *modelDir);
-ACL_FUNC_VISIBILITY aclopAttr *aclopCreateAttr();
+ACL_FUNC_VISIBILITY aclopAttr *aclopCreateAttr(void);
 ACL_FUNC_VISIBILITY void aclopDestroyAttr(const aclopAttr *attr);
 ACL_FUNC_VISIBILITY aclError aclopSetAttrBool(aclopAttr *attr, const char *attrName, uint8_t attrValue);
 ACL_FUNC_VISIBILITY aclError aclopSetAttrInt(aclopAttr *attr, const char *attrName, int64_t attrValue);
 ACL_FUNC_VISIBILITY aclError aclopSetAttrFloat(aclopAttr *attr, const char *attrName, float attrValue);
-ACL_FUNC_VISIBILITY aclError aclopExecuteV2(const char *opType, int numInputs, aclTensorDesc *inputDesc[],
-                                            aclDataBuffer *inputs[], int numOutputs,
-                                            aclTensorDesc *outputDesc[], aclDataBuffer *outputs[],
-                                            aclopAttr *attr, aclrtStream stream);
+ACL_FUNC_VISIBILITY aclError aclopSetAttrString(aclopAttr *attr, const char *attrName, const char *attrValue);
+ACL_FUNC_VISIBILITY aclError aclopSetAttrDataType(aclopAttr *attr, const char *attrName, aclDataType values);
+ACL_FUNC_VISIBILITY aclError aclopSetAttrListBool(aclopAttr *attr, const char *attrName, int numValues, const uint8_t *values);
+ACL_FUNC_VISIBILITY aclError aclopSetAttrListInt(aclopAttr *attr, const char *attrName, int numValues, const int64_t *values);
+ACL_FUNC_VISIBILITY aclError aclopSetAttrListFloat(aclopAttr *attr, const char *attrName, int numValues, const float *values);
+ACL_FUNC_VISIBILITY aclError aclopSetAttrListString(aclopAttr *attr, const char *attrName, int numValues, const char **values);
+ACL_FUNC_VISIBILITY aclError aclopSetAttrListListInt(aclopAttr *attr, const char *attrName, int numLists, const int *numValues, const int64_t *const *values);
+ACL_FUNC_VISIBILITY aclError aclopExecute(const char *opType, int numInputs, const aclTensorDesc *const *inputDesc, const aclDataBuffer *const *inputs, int numOutputs, const aclTensorDesc *const *outputDesc, aclDataBuffer *const *outputs, const aclopAttr *attr, aclrtStream stream);
+ACL_FUNC_VISIBILITY aclError aclopExecuteV2(const char *opType, int numInputs, aclTensorDesc **inputDesc, aclDataBuffer **inputs, int numOutputs, aclTensorDesc **outputDesc, aclDataBuffer **outputs, aclopAttr *attr, aclrtStream stream);
+ACL_FUNC_VISIBILITY aclError aclopCreateHandle(const char *opType, int numInputs, const aclTensorDesc *const *inputDesc, int numOutputs, const aclTensorDesc *const *outputDesc, const aclopAttr *opAttr, aclopHandle **handle);
+ACL_FUNC_VISIBILITY void aclopDestroyHandle(aclopHandle *handle);
+ACL_FUNC_VISIBILITY aclError aclopExecWithHandle(aclopHandle *handle, int numInputs, const aclDataBuffer *const *inputs, int numOutputs, aclDataBuffer *const *outputs, aclrtStream stream);
+ACL_FUNC_VISIBILITY aclError aclopCast(const aclTensorDesc *srcDesc, const aclDataBuffer *srcBuffer, const aclTensorDesc *dstDesc, aclDataBuffer *dstBuffer, uint8_t truncate, aclrtStream stream);
+ACL_FUNC_VISIBILITY aclError aclopInferShape(const char *opType, int numInputs, aclTensorDesc **inputDesc, aclDataBuffer **inputs, int numOutputs, aclTensorDesc **outputDesc, aclopAttr *attr);
+/* acl_lab:generated end */
 
 #ifdef __cplusplus
 }

@@ -446,8 +446,19 @@ def _covered(lo: int, hi: int, spans: list[tuple[int, int]]) -> int:
 # ------------------------------------------------------------------------------ contexts
 
 
+#: calls that ask whether the thread has a context: their 107002 is the answer, so a thread
+#: whose only 107002s come from them probed on purpose (aclrtGetDevice / aclrtGetCurrentContext
+#: "return ACL_ERROR_RT_CONTEXT_NULL when no context is set": the documented way to ask)
+_PROBES = frozenset({"acl.rt.get_device", "acl.rt.get_context"})
+
+
 def context_not_set(trace: Any) -> list[Finding]:
-    """Calls that returned 107002, by thread: where the thread's context should come from."""
+    """Calls that returned 107002, by thread: where the thread's context should come from.
+
+    A thread whose only such calls are probes (``get_device`` / ``get_context``: asking is
+    how a program finds out whether it has a context) gets an ``info`` note instead of an
+    error: nothing it went on to do failed for want of a context.
+    """
     late = {x.call for x in resources.late_releases(trace)}
     fails = [c for c, _, _ in error_calls(trace, (_NO_CONTEXT,)) if c not in late]
     if not fails:
@@ -456,19 +467,33 @@ def context_not_set(trace: Any) -> list[Finding]:
     by_thread: dict[int, list[int]] = defaultdict(list)
     for c in fails:
         by_thread[int(calls["thread"][c])].append(c)
-    groups: dict[tuple[str, int], list[list[int]]] = defaultdict(list)
+    groups: dict[tuple[str, int, bool], list[list[int]]] = defaultdict(list)
     for cs in by_thread.values():
-        groups[site(trace, cs[0])].append(cs)
+        probe = all(trace.call_name(c) in _PROBES for c in cs)
+        file, line = site(trace, cs[0])
+        groups[(file, line, probe)].append(cs)
     out: list[Finding] = []
-    for (file, line), per_thread in sorted(groups.items()):
+    for (file, line, probe), per_thread in sorted(groups.items()):
         first = per_thread[0][0]
         every = sorted(c for cs in per_thread for c in cs)
         names = ", ".join(thread_name(trace, cs[0]) for cs in per_thread)
         where = Counter((trace.call_name(c), site(trace, c)) for c in every)
         listing = "; ".join(f"{n} at {f}:{ln} ({_times(k)})"
                             for (n, (f, ln)), k in sorted(where.items(), key=lambda x: x[0][1]))
-        origin, origin_calls = _context_origin(trace, int(calls["thread"][first]), first)
         who = "thread" if len(per_thread) == 1 else f"{len(per_thread)} threads"
+        if probe:
+            msg = (f"{trace.call_name(first)} at {file}:{line} returned {_NO_CONTEXT:d} (no "
+                   f"current context) in {who}: {names}, and no other call of the thread "
+                   f"failed for want of a context ({listing}). Rule: get_device and "
+                   "get_context answer 107002 when the calling thread has no context; "
+                   "asking is how a program finds out, so this is a probe, not a mistake, "
+                   "as long as the program checks the return code before it relies on a "
+                   "context.")
+            out.append(Finding("context_not_set", "info", msg, file, line, tuple(every),
+                               {"threads": tuple(int(calls["thread"][cs[0]])
+                                                 for cs in per_thread)}, ((file, line),)))
+            continue
+        origin, origin_calls = _context_origin(trace, int(calls["thread"][first]), first)
         msg = (f"{trace.call_name(first)} at {file}:{line} returned {_NO_CONTEXT:d} (no current "
                f"context) in {who}: {names}. The calls that failed for want of a context: "
                f"{listing}. Rule: the current context is per thread, and a new thread "
