@@ -126,12 +126,16 @@ def test_new_puzzles_solution_passes_and_starter_scores_nothing(part: str, entry
     assert starter.score == 0, starter.text()
 
 
+PUZZLES = ["10.1", "10.2", "10.3", "10.4", "10.5"]
+
+
 def test_every_puzzle_the_issue_lists_exists_in_both_notebooks() -> None:
     for nb in (EXERCISE_NB, SOLUTION_NB):
         listed = json.loads(nb.read_text())["metadata"]["acl_lab"]["exercises"]
-        assert listed == ["10.1", "10.2", "10.3", "10.4"]
-    titles = [get_exercise(p).title for p in ("10.1", "10.2", "10.3", "10.4")]
-    for idea in ("one event", "one context per thread", "one callback", "one double-buffer"):
+        assert listed == PUZZLES
+    titles = [get_exercise(p).title for p in PUZZLES]
+    for idea in ("one event", "one context per thread", "one callback", "one double-buffer",
+                 "one edge"):
         assert sum(idea in t for t in titles) == 1, (idea, titles)
 
 
@@ -236,6 +240,7 @@ FINALIZE = "    check_ret(\"acl.finalize\", acl.finalize())\n"
     ("10.1", "ordered_copy", "CALL_BUDGET_101"),
     ("10.2", "round_trip_in_threads", "CALL_BUDGET_102"),
     ("10.3", "callback_copy", "CALL_BUDGET_103"),
+    ("10.5", "upload_and_relu", "CALL_BUDGET_105"),
 ])
 def test_call_budget_fails_a_run_over_it_and_only_that_item(part: str, entry: str,
                                                              limit: str) -> None:
@@ -280,3 +285,89 @@ def test_yardstick_runs_leave_the_callers_session_current() -> None:
             assert yardstick() > 0
             assert current_session(create=False) is mine
         assert mine.trace().calls.rows == 0
+
+
+# ------------------------------------------------------------------------------------- 10.5
+# A bug one schedule hides: graded the way check() grades it, under every host schedule of
+# the part (the same arguments, schedule seeds 0 .. THREADED_SCHEDULES - 1).
+EDGE_MADE = ("    recorded = threading.Event()                         # the edge between "
+             "the two threads\n")
+EDGE_SET = "        recorded.set()                                   # after the record...\n"
+EDGE_WAIT = "        recorded.wait()                                  # ...before the wait\n"
+RECORD_105 = ("        check_ret(\"acl.rt.record_event\", acl.rt.record_event(uploaded, "
+              "stream))\n")
+
+
+def _grade_schedules(fn: Any, seed: int = 7) -> Report:
+    from acl_lab.grading.check import grade
+
+    return grade(get_exercise("10.5"), fn, seed=seed)
+
+
+def _edge_variant(pairs: list[tuple[str, str]]) -> Any:
+    return _variant_of(pairs, "upload_and_relu")
+
+
+def test_edge_puzzle_is_graded_under_every_threaded_schedule() -> None:
+    from acl_lab.grading.rubric import THREADED_SCHEDULES
+
+    ex = get_exercise("10.5")
+    assert ex.schedules == THREADED_SCHEDULES > 1
+    report = _grade_schedules(learner_namespace(SOLUTION_NB)["upload_and_relu"])
+    assert report.score == report.total, report.text()
+    assert [r.schedule for r in report.runs] == list(range(THREADED_SCHEDULES))
+    for run in report.runs:
+        assert not run.of_kind("wait_before_record", "race", "uninitialized_read")
+        assert run.trace.host_edges.rows > 0
+
+
+def test_edge_puzzle_starter_is_right_under_seed_0_and_fails_for_the_hidden_bug() -> None:
+    """The starter returns relu(x) under the plain schedule, but not under every one; the
+    finding is on every schedule; no Python primitive orders the two threads; it scores 0."""
+    starter = learner_namespace(EXERCISE_NB)["upload_and_relu"]
+    plain = _grade(starter, part="10.5")          # schedule 0 alone
+    assert _passed(plain)["correct"] and plain.score == 0, plain.text()
+    report = _grade_schedules(starter)
+    failed = _failed(report)
+    assert set(failed) == {"correct", "no_wait_before_record", "ordered"}, report.text()
+    assert "values differ from relu(x)" in failed["correct"]
+    assert "under host schedule seed" in failed["correct"]
+    assert failed["no_wait_before_record"].startswith("wait_before_record at ")
+    assert "nothing orders the wait after the record" in failed["no_wait_before_record"]
+    assert "no Python primitive passes anything" in failed["ordered"]
+    assert report.score == 0
+    # every schedule reports the finding, whatever order it happened to take
+    assert all(run.of_kind("wait_before_record") for run in report.runs)
+
+
+def test_edge_puzzle_a_sleep_gets_the_data_but_not_the_order() -> None:
+    """Sleeping before the wait: the record comes first under every schedule graded, so the
+    result is right, but nothing orders the two threads and the finding stays."""
+    sleepy = _edge_variant([(EDGE_MADE, "    import time\n"), (EDGE_SET, ""),
+                            (EDGE_WAIT, "        time.sleep(0.001)\n")])
+    report = _grade_schedules(sleepy)
+    failed = _failed(report)
+    assert set(failed) == {"no_wait_before_record", "ordered"}, report.text()
+    assert "nothing orders the wait after the record" in failed["no_wait_before_record"]
+    assert "no Python primitive passes anything" in failed["ordered"]
+    assert report.score == 0  # the right result and the budget are held until the lesson
+
+
+def test_edge_puzzle_an_edge_from_before_the_record_orders_nothing() -> None:
+    """The Event set before record_event: an edge reaches the consumer, but from a point
+    before the record, so the wait is still unordered."""
+    early = _edge_variant([(EDGE_SET, ""), (RECORD_105, EDGE_SET + RECORD_105)])
+    failed = _failed(_grade_schedules(early))
+    assert {"no_wait_before_record", "ordered"} <= set(failed), failed
+    assert "comes before the record_event" in failed["ordered"]
+    assert "threading.Event.set" in failed["ordered"]
+
+
+def test_edge_puzzle_accepts_any_primitive_that_hands_something_over() -> None:
+    """A queue item is an edge as good as an Event."""
+    queued = _edge_variant([
+        (EDGE_MADE, "    import queue\n    recorded = queue.Queue()\n"),
+        (EDGE_SET, "        recorded.put(uploaded)\n"),
+        (EDGE_WAIT, "        recorded.get()\n")])
+    report = _grade_schedules(queued)
+    assert report.score == report.total, report.text()

@@ -25,6 +25,19 @@ stream and a compute stream ordered by events, so the copy in of block i+1 runs 
 compute of block i. Budget: ``TIME_FACTOR_104`` of the virtual time the same work takes on
 one stream (``one_stream_ns``), which only overlap can meet, and ``MEMORY_BUDGET_104`` bytes
 of device memory (two blocks).
+
+10.5 "one edge": a producer thread uploads ``x`` on its stream and records an event; a
+consumer thread makes its own stream wait on that event, runs Relu there and copies the
+result back. The starter runs, and under the plain schedule (seed 0) its result is right, but
+nothing orders the consumer's ``stream_wait_event`` after the producer's ``record_event``:
+under another schedule the wait comes first, does nothing (a new-mode event), and the Relu
+reads the buffer before the upload lands. The fix is one happens-before edge between the two
+threads (a ``threading.Event`` set after the record and waited on before the wait, a queue
+item, a join). Graded under ``THREADED_SCHEDULES`` schedules: the result must be right under
+every one, no ``wait_before_record`` finding (it is reported on every schedule, whichever
+order the run happened to take), and a Python primitive's edge (``trace.host_edges``) must
+lead from the producer's thread after its record to the consumer's thread before its wait.
+Budget: at most ``CALL_BUDGET_105`` ACL calls (the edge costs none).
 """
 
 from __future__ import annotations
@@ -37,11 +50,12 @@ import numpy as np
 
 from ...runtime.kinds import TaskKind
 from ...runtime.session import Session
-from ...tracer.units import human_bytes
+from ...tracer.index import TraceIndex
 from ...tracer.schema import TASK_KINDS
+from ...tracer.units import human_bytes
 from ..provenance import device_result
 from ..rubric import THREADED_SCHEDULES, Exercise, Item, Run, Verdict, register
-from .ex05 import entry_thread, first_sentence, ok_calls
+from .ex05 import entry_thread, first_sentence, ok_calls, thread_label
 from .ex06 import batch_window_ns, outputs_match, race_verdict
 
 #: Elements of the array 10.1 copies around.
@@ -512,5 +526,155 @@ register(Exercise(
         Item("memory", f"budget: at most {MEMORY_BUDGET_104} bytes of device memory live at "
              "once (two blocks)", 1, _memory_budget,
              "Two buffers, used in turn (block i in buffer i % 2).", "memory_map"),
+    ),
+))
+
+
+# ------------------------------------------------------------------------------------- 10.5
+# Two host threads, one event (CANN docs, aclrtRecordEvent / aclrtStreamWaitEvent): a
+# stream_wait_event waits for the record made *before* it; a new-mode event
+# (aclrtCreateEventExWithFlag) that was never recorded makes the wait do nothing. Between
+# two threads only the program's own synchronization says which call comes first: Python's
+# Thread start/join, Lock, Event, Queue, Condition, Semaphore and Barrier are the trace's
+# host_edges (runtime/pysync.py), everything of the source thread up to the edge's source
+# row happening before the destination row and what its thread does after it.
+#: Shape of the float32 batch 10.5 uploads and computes relu of (64 KiB).
+SHAPE_105 = (64, 256)
+#: At most this many ACL calls in 10.5 (the starter makes 32; the edge is no ACL call).
+CALL_BUDGET_105 = 36
+_RECORD, _WAIT = "acl.rt.record_event", "acl.rt.stream_wait_event"
+
+
+def args_105(seed: int) -> tuple[Any, ...]:
+    """The batch: float32 values of ``SHAPE_105`` drawn from ``seed``."""
+    return (np.random.default_rng(seed).standard_normal(SHAPE_105).astype(np.float32),)
+
+
+def _correct_105(run: Run) -> Verdict:
+    (x,) = args_105(run.seed)
+    want = np.maximum(x, 0)
+    if (why := run.no_result()) is not None:
+        return False, why
+    if run.result is None:
+        return False, "your function returned None"
+    got = np.asarray(run.result)
+    if got.shape != want.shape:
+        return False, f"the result has shape {list(got.shape)}, expected {list(want.shape)}"
+    if not np.array_equal(got, want):
+        wrong = got != want
+        text = f"{int(np.count_nonzero(wrong))} of {want.size} values differ from relu(x)"
+        if not np.any(got[wrong]):
+            text += (": where relu(x) is positive you returned 0, as if the Relu had read the "
+                     "device buffer before the upload landed there")
+        return False, text
+    return True, "the result is relu(x), computed on the device after the upload"
+
+
+def _no_wait_before_record(run: Run) -> Verdict:
+    found = run.of_kind("wait_before_record") or run.of_kind("race", "uninitialized_read")
+    if found:
+        f = found[0]
+        more = f" ({len(found)} {f.kind} findings)" if len(found) > 1 else ""
+        return False, f"{f.kind} at {f.file}:{f.line}: {first_sentence(f.message)}{more}"
+    return True, "no wait_before_record, race or uninitialized_read finding"
+
+
+def _event_of(trace: Any, cid: int, position: int) -> int:
+    """The event handle argument of a record_event (position 0) or stream_wait_event (1)."""
+    ints = TraceIndex.of(trace).call_ints(cid)
+    return ints[position] if len(ints) > position else -1
+
+
+def host_reach(trace: Any, cid: int) -> dict[int, int]:
+    """For each host thread, the first call of it that call ``cid`` happens before through
+    the program's Python synchronization alone (``trace.host_edges``: thread start and join,
+    Event, Queue, Lock, ...; program order within each thread). ``cid``'s own thread maps
+    to ``cid``; a thread nothing reaches is absent."""
+    thread = trace.calls["thread"]
+    edges = trace.host_edges
+    pairs = list(zip(edges["src"].tolist(), edges["dst"].tolist(), strict=True))
+    reach = {int(thread[cid]): int(cid)}
+    changed = True
+    while changed:
+        changed = False
+        for src, dst in pairs:
+            ts, td = int(thread[src]), int(thread[dst])
+            if ts in reach and src >= reach[ts] and dst < reach.get(td, 1 << 62):
+                reach[td] = int(dst)
+                changed = True
+    return reach
+
+
+def _ordered_by_python(run: Run) -> Verdict:
+    t = run.trace
+    thread = t.calls["thread"]
+    waits = [int(c) for c in t.calls_named(_WAIT)]
+    records = [int(c) for c in t.calls_named(_RECORD)]
+    if not waits or not records:
+        return False, ("your run has no acl.rt.record_event and acl.rt.stream_wait_event "
+                       "pair: the consumer's stream must still wait for the producer's event")
+    for w in waits:
+        ev = _event_of(t, w, 1)
+        mine = [r for r in records if _event_of(t, r, 0) == ev]
+        others = [r for r in mine if int(thread[r]) != int(thread[w])]
+        if mine and not others:
+            return False, (f"the stream_wait_event at {run.site(w)} and the record_event of "
+                           "its event are in the same thread: keep the producer and the "
+                           "consumer in two threads, and order them")
+        if not others:
+            return False, f"no record_event of the event waited on at {run.site(w)}"
+        if any(host_reach(t, r).get(int(thread[w]), 1 << 62) <= w for r in others):
+            continue
+        r = others[-1]
+        src_t, dst_t = int(thread[r]), int(thread[w])
+        e = t.host_edges
+        across = [i for i in range(e.rows) if int(thread[int(e["src"][i])]) == src_t
+                  and int(thread[int(e["dst"][i])]) == dst_t]
+        where = (f"the record_event at {run.site(r)} ({thread_label(t, src_t)}) and the "
+                 f"stream_wait_event at {run.site(w)} ({thread_label(t, dst_t)})")
+        if not across:
+            return False, (f"nothing orders {where}: no Python primitive passes anything from "
+                           "the producer's thread to the consumer's")
+        i = across[0]
+        src, dst = int(e["src"][i]), int(e["dst"][i])
+        if src < r:
+            return False, (f"{t.call_name(src)} at {run.site(src)} reaches the consumer, but "
+                           f"it comes before the record_event at {run.site(r)}: it orders "
+                           "what the producer did before it, not the record")
+        return False, (f"{t.call_name(src)} at {run.site(src)} reaches the consumer at "
+                       f"{run.site(dst)}, after its stream_wait_event at {run.site(w)}: it "
+                       "orders what the consumer does after it, not the wait")
+    w = waits[0]
+    return True, (f"a Python primitive orders the stream_wait_event at {run.site(w)} after "
+                  "the record_event it waits for, in another thread")
+
+
+register(Exercise(
+    id="10.5",
+    schedules=THREADED_SCHEDULES,
+    title="puzzle: one edge between two threads",
+    entry="upload_and_relu",
+    make_args=args_105,
+    items=(
+        Item("correct", "returns relu(x), computed on the device, under every host schedule",
+             2, device_result(_correct_105, work=("kernel",)),
+             "One schedule's right answer proves little: explore a few seeds, and replay "
+             "one that differs.", "timeline",
+             counts_with=("no_wait_before_record", "ordered")),
+        Item("no_wait_before_record", "no wait_before_record finding: the consumer's "
+             "stream_wait_event comes after the producer's record_event on every schedule",
+             2, _no_wait_before_record,
+             "The finding is reported on every schedule, even one where the record happened "
+             "to come first: what makes it come first?", "timeline",
+             claims=("wait_before_record", "race", "uninitialized_read")),
+        Item("ordered", "a Python primitive orders the two threads: an edge leads from the "
+             "producer after its record_event to the consumer before its stream_wait_event",
+             1, _ordered_by_python,
+             "Time passing orders nothing; two threads are ordered only by what one of them "
+             "hands to the other.", "timeline"),
+        Item("calls", f"budget: at most {CALL_BUDGET_105} ACL calls", 1,
+             call_budget(CALL_BUDGET_105, advice=": the fix is no ACL call"),
+             "The order between two host threads is the host's business.", "timeline",
+             counts_with=("no_wait_before_record", "ordered")),
     ),
 ))
