@@ -148,7 +148,9 @@ def run(opts: argparse.Namespace) -> int:
     with _InterruptGuard(session):
         end.catch(program.run)
         others = _program_threads(session)
-        end.catch(lambda: _join_threads(others), cleanup=True)
+        # after a deadlock the real process hangs in that wait: the threads it left waiting
+        # are not joined again (that would report the same deadlock at exit)
+        end.catch(lambda: _join_threads(others, scheduled=not end.deadlocked), cleanup=True)
         end.catch(lambda: program.clean_up(any(t.is_alive() for t in others)), cleanup=True)
         if program.interrupted is not None:
             end.interrupt(program.interrupted)
@@ -185,6 +187,8 @@ class _RunEnd:
     def __init__(self) -> None:
         self.exit_code = 0
         self.error: str | None = None
+        #: the program ended in a DeadlockError (its threads stay in their waits)
+        self.deadlocked = False
         #: the trace meta entries of an interrupted run (None when it was not interrupted)
         self.interrupted: dict[str, Any] | None = None
 
@@ -204,6 +208,7 @@ class _RunEnd:
             self.interrupt(e)
         except DeadlockError as e:
             self.exit_code = 1
+            self.deadlocked = True
             self.error = f"DeadlockError: {e.summary}"
             print(e.report, file=sys.stderr)
         except BaseException as e:  # the program's own failure: report it, keep going
@@ -599,16 +604,19 @@ def _program_threads(session: Any) -> list[threading.Thread]:
             and t.ident not in session.background_threads]
 
 
-def _join_threads(others: list[threading.Thread], grace: float = 2.0) -> None:
+def _join_threads(others: list[threading.Thread], grace: float = 2.0,
+                  scheduled: bool = True) -> None:
     """Join the program's non-daemon threads, as the interpreter does before its atexit
     handlers: a thread in the host schedule is joined there (one that can never end is a
-    deadlock at exit: the real process would hang), any other for up to ``grace`` s."""
+    deadlock at exit: the real process would hang), unless ``scheduled`` is False (the
+    program already ended in a deadlock), any other for up to ``grace`` s."""
     deadline = rawsync.monotonic() + grace
     for t in others:
         if t.daemon:
             continue  # the interpreter does not wait for daemon threads
         if getattr(t, "_acl_lab_token", None) is not None:
-            t.join()
+            if scheduled:
+                t.join()
         else:
             t.join(max(0.0, deadline - rawsync.monotonic()))
 

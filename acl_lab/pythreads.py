@@ -38,6 +38,8 @@ from __future__ import annotations
 
 import contextlib
 import heapq
+import itertools
+import linecache
 import os as _os
 import queue as _queue
 import select as _select
@@ -49,7 +51,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .acl import _boundary
-from .runtime import hostsched, rawsync
+from .runtime import hostsched, rawsync, sites
 from .runtime.errors import DeadlockError
 
 #: Packages whose threads, primitives and clock reads stay the operating system's: the
@@ -91,9 +93,27 @@ def _program_frame() -> Any:
 
 
 def _short(path: str) -> str:
-    """A file's name as labels show it (its last two path parts)."""
+    """A file's name as labels show it: a notebook cell as the learner knows it (``cell
+    In[5]``, not the kernel's temporary file), else its last two path parts."""
+    cell = sites.cell_name(path)
+    if cell != path:
+        return cell
     parts = path.replace("\\", "/").split("/")
     return "/".join(parts[-2:]) if len(parts) > 1 else path
+
+
+def _made_at(frame: Any, kind: str) -> str:
+    """``file:line`` of the frame's current line, with the column when that line makes
+    more than one primitive of this kind (``a, b = threading.Lock(), threading.Lock()``)."""
+    file, line = frame.f_code.co_filename, frame.f_lineno or 0
+    where = f"{_short(file)}:{line}"
+    text = linecache.getline(file, line)
+    if text.count(kind.rpartition(".")[2] + "(") > 1:
+        pos = next(itertools.islice(frame.f_code.co_positions(), frame.f_lasti // 2, None),
+                   None)
+        if pos is not None and pos[2] is not None:
+            where += f":{pos[2] + 1}"
+    return where
 
 
 def _site() -> tuple[str, int]:
@@ -123,7 +143,7 @@ class _Primitive:
         self._real = made is not None and _library(made)
         # where it was made names it (a process-wide number would differ from run to run)
         self._label = self._kind if made is None else \
-            f"{self._kind} (made at {_short(made.f_code.co_filename)}:{made.f_lineno})"
+            f"{self._kind} (made at {_made_at(made, self._kind)})"
         self._waiters: list[Any] = []
         self._cv = rawsync.Condition(_STATE)
         self._outside = 0  # threads outside the schedule waiting on ``_cv``

@@ -329,6 +329,12 @@ def grade_run(ex: Exercise | str, run: Run) -> Report:
     Raises:
         ValueError: ``run`` is a run of another exercise.
     """
+    return _grade(ex, run, hold=True)
+
+
+def _grade(ex: Exercise | str, run: Run, hold: bool) -> Report:
+    """``grade_run``; ``hold=False`` leaves ``counts_with`` alone (``grade_runs`` holds the
+    combined results once)."""
     exercise = get_exercise(ex) if isinstance(ex, str) else ex
     if run.exercise != exercise.id:
         raise ValueError(f"run of exercise {run.exercise!r} graded against {exercise.id!r}")
@@ -336,7 +342,9 @@ def grade_run(ex: Exercise | str, run: Run) -> Report:
         why = "; ".join(run.violations)
         results = tuple(ItemResult(item, False, why, 0) for item in exercise.items)
         return Report(exercise, run.seed, results, run, gate=why)
-    judged = _hold(tuple(_judge(item, run) for item in exercise.items))
+    judged = tuple(_judge(item, run) for item in exercise.items)
+    if hold:
+        judged = _hold(judged)
     gated = gate(exercise, run)
     if gated is None:
         return Report(exercise, run.seed, judged, run)
@@ -359,10 +367,10 @@ def grade_runs(ex: Exercise | str, runs: Sequence[Run]) -> Report:
     """
     if not runs:
         raise ValueError("grade_runs needs at least one run")
-    reports = [grade_run(ex, r) for r in runs]
+    if len(runs) == 1:
+        return grade_run(ex, runs[0])
+    reports = [_grade(ex, r, hold=False) for r in runs]
     first = reports[0]
-    if len(reports) == 1:
-        return first
     n = len(reports)
     combined: list[ItemResult] = []
     shown: Report | None = None

@@ -160,9 +160,9 @@ def join(s: Session, th: HostThread, cid: int, target: HostThread | None,
         if why == hostsched.WOKE_WATCHDOG and timeout_ns < 0:
             raise waits.deadlock(s, th, cid, what, needs(), waits.WATCHDOG_WHY.format(
                 s.watchdog), stacks=True)
-        if why == hostsched.WOKE_CLOSED and timeout_ns < 0:
+        if why == hostsched.WOKE_CLOSED and timeout_ns < 0:  # the program is over: quietly
             raise waits.deadlock(s, th, cid, what, needs(),
-                                 "the session was closed while this thread waited")
+                                 "the session was closed while this thread waited", quiet=True)
         if why != hostsched.WOKE_READY:
             if why in (hostsched.WOKE_DEADLOCK, hostsched.WOKE_WATCHDOG):
                 th.clock = max(th.clock, deadline)

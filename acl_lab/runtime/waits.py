@@ -274,8 +274,12 @@ def deadlock(s: Session, th: HostThread, cid: int, what: str, needs: Needs, why:
     for other in hostsched.waiting_threads(s):
         w = other.sched_wait
         if other is not th and w is not None:
-            why_other = "; ".join(r for _, r in w.needs()) or "blocked in the emulator"
+            needs_other = w.needs()
+            why_other = "; ".join(r for _, r in needs_other) or "blocked in the emulator"
             edges.append(WaitEdge(other.label(), w.what, why_other))
+            for who, reason in needs_other:  # a held lock's holder, a joined thread
+                if isinstance(who, HostThread) and who is not other:
+                    edges.append(WaitEdge(w.what, who.label(), reason))
     text = ""
     if stacks:
         frames = sys._current_frames()

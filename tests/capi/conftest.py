@@ -64,9 +64,11 @@ def _arg(a: Any) -> Any:
 
 
 def calls(trace: Trace) -> list[tuple[str, int, tuple[Any, ...]]]:
-    """Every call: (pyACL name, return code, arguments with host addresses masked)."""
+    """Every ACL call: (pyACL name, return code, arguments with host addresses masked);
+    the program's host operations (``threading.Thread.start``, ...: a Python program's,
+    which a C program's pthreads have no rows for) are left out."""
     return [(trace.call_name(c), int(trace.calls["ret"][c]),
-             tuple(_arg(a) for a in trace.call_args(c))) for c in range(trace.calls.rows)]
+             tuple(_arg(a) for a in trace.call_args(c))) for c in trace.api_calls()]
 
 
 def line_of(name: str, marker: str) -> int:

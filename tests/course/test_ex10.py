@@ -351,6 +351,10 @@ def test_edge_puzzle_a_sleep_gets_the_data_but_not_the_order() -> None:
     assert "nothing orders the wait after the record" in failed["no_wait_before_record"]
     assert "no Python primitive passes anything" in failed["ordered"]
     assert report.score == 0  # the right result and the budget are held until the lesson
+    held = [r for r in report.results if r.held]
+    assert {r.item.id for r in held} == {"correct", "calls"}
+    for r in held:  # said once, however many schedules were combined
+        assert r.reason.count("once 'no_wait_before_record'") == 1, r.reason
 
 
 def test_edge_puzzle_an_edge_from_before_the_record_orders_nothing() -> None:

@@ -121,6 +121,21 @@ def test_clean_up_takes_installed_acl_wrappers_but_not_other_libraries(
                                                          elsewhere.__name__])
 
 
+def test_a_deadlock_in_python_waits_is_reported_once_and_its_threads_end_quietly(
+        tmp_path: Path) -> None:
+    """The main thread joins a thread that joins its joiner: one deadlock finding, at the
+    program's join (the exit does not join those threads again and report it twice), and
+    the threads left waiting end without a traceback when the run closes."""
+    run = acl_lab_run(tmp_path, "deadlock_python_join.py")
+    assert run.proc.returncode == 1, describe(run)
+    assert "Exception in thread" not in run.proc.stderr, run.proc.stderr
+    found = [f for f in run.summary["findings"] if f["kind"] == "deadlock"]
+    assert [(Path(f["file"]).name, f["line"]) for f in found] == \
+        [("deadlock_python_join.py", lines_containing("deadlock_python_join.py",
+                                                      "MAIN-JOIN")[0])]
+    assert run.summary["error"].startswith("DeadlockError")
+
+
 def test_atexit_handlers_run_last_registered_first_before_the_teardown(tmp_path: Path) -> None:
     """``atexit`` handlers registered by the program run, newest first, with their
     arguments and before the session's exit; an unregistered one does not run."""

@@ -109,6 +109,68 @@ def test_wait_graph_of_a_cycle(ready: ModuleType, session: Session) -> None:
     assert shown == " ".join(chain)
 
 
+def _python_deadlock(acl: ModuleType, locks: bool) -> Trace:
+    """A deadlock in the program's own waits, under the host schedule: the main thread joins
+    a worker that waits on an Event nobody sets (``locks=False``), or two workers take two
+    locks in opposite orders (``locks=True``)."""
+    import threading
+
+    import acl_lab
+
+    acl_lab.install()
+    try:
+        with Session() as s:
+            assert acl.init() == 0
+            a, b = threading.Lock(), threading.Lock()
+            go = threading.Event()
+
+            def take(first: threading.Lock, second: threading.Lock) -> None:
+                with first:
+                    acl.rt.get_run_mode()
+                    with second:
+                        pass
+
+            targets = [lambda: take(a, b), lambda: take(b, a)] if locks else [go.wait]
+            threads = [threading.Thread(target=t, name=f"w{i}") for i, t in enumerate(targets)]
+            for t in threads:
+                t.start()
+            with pytest.raises(DeadlockError):
+                threads[0].join()
+            return s.finish()
+    finally:
+        acl_lab.uninstall()
+
+
+def test_wait_graph_of_a_join_on_a_thread_waiting_for_an_event(acl: ModuleType) -> None:
+    """main -> its join -> the worker -> the Event.wait nobody ends: the last edge is red,
+    and the event is named where it was made."""
+    trace = _python_deadlock(acl, locks=False)
+    (f,) = deadlocks(trace)
+    fig = wait_graph(f, trace)
+    kinds = nodes(fig)
+    edges = [tuple(e) for e in fig.layout.meta["edges"]]
+    waits = [k for k, v in kinds.items() if v == "wait"]
+    assert [kinds["t0"], kinds["t1"]] == ["thread", "thread"] and len(waits) == 2
+    join = next(w for w in waits if "Thread.join" in w)
+    event = next(w for w in waits if "Event.wait" in w)
+    assert edges == [("t0", join), (join, "t1"), ("t1", event)]
+    assert [tuple(e) for e in fig.layout.meta["highlighted"]] == [("t1", event)]
+    assert "test_graph_views.py" in event
+
+
+def test_wait_graph_of_locks_taken_in_opposite_orders(acl: ModuleType) -> None:
+    """Two threads each holding the lock the other wants: thread -> acquire -> holder, a
+    cycle through both threads and both locks (made on one line: told apart by column), red."""
+    trace = _python_deadlock(acl, locks=True)
+    (f,) = deadlocks(trace)
+    fig = wait_graph(f, trace)
+    hot = {tuple(e) for e in fig.layout.meta["highlighted"]}
+    acquires = {k for k, v in nodes(fig).items() if v == "wait" and "Lock.acquire" in k}
+    assert len(acquires) == 2  # two locks, two nodes
+    assert {x for e in hot for x in e} == {"t1", "t2", *acquires}
+    assert len(hot) == 4 and "cycle" in fig.layout.title.text
+
+
 def test_views_refuse_other_findings(ready: ModuleType, session: Session) -> None:
     from acl_lab.tracer.checks import Finding
 

@@ -39,7 +39,8 @@ from .ordering import before, call_order
 #: The runtime's note naming the thread a subscribe_report bound (``threads.subscribe``).
 REPORT_THREAD = "report_thread"
 
-_DISCARDED = re.compile(r"^\s*[\w.]*(process_report|aclrtProcessReport)\s*\(.*\)\s*;?\s*"
+_DISCARDED = re.compile(r"^\s*(?:(?:while|for)\s*\(.*\)\s*|(?:while|for)\b.*:\s*|do\s+)?"
+                        r"[\w.:]*(process_report|aclrtProcessReport)\s*\(.*\)\s*;?\s*"
                         r"(#.*|//.*)?$")
 _ASSIGNED = re.compile(r"^\s*(\w+)\s*(:[^=]*)?=\s*[\w.]*(process_report|aclrtProcessReport)"
                        r"\s*\(")

@@ -33,8 +33,9 @@ from ..schema import TASK_KINDS
 from .style import ERROR, NEUTRAL_LINE, PALETTE, PlotStyle
 from .timeline import stream_names
 
-_COL = {"thread": 0, "stream": 1, "event": 2, "callback": 3, "never": 3, "task": 3}
+_COL = {"thread": 0, "stream": 1, "event": 2, "callback": 3, "never": 3, "task": 3, "wait": 1}
 _NODE_STYLE = {"thread": ("#5d6d7e", "square"), "stream": ("#2e86c1", "circle"),
+               "wait": ("#16a085", "triangle-right"),
                "event": (PALETTE["warning"], "diamond"), "callback": ("#8e44ad", "hexagon"),
                "task": ("#7f8c8d", "circle"), "never": (ERROR, "x")}
 HIGHLIGHT = ERROR
@@ -100,8 +101,10 @@ def wait_graph(finding: Any, trace: Any, *, style: PlotStyle | None = None) -> g
     red: set[tuple[str, str]] = set()
     for h in ids.get("tasks", ()):
         _task_edges(trace, g, int(h), red)
+    if not ids.get("streams") and not ids.get("events"):
+        _python_wait_edges(trace, g, finding.message)
     # the stuck thread waits for the streams named by the first step of the chain
-    if main_thread >= 0:
+    if main_thread >= 0 and ids.get("streams"):
         first = chain[0] if chain else ""
         head = first.split(", which")[0]
         targets = [s for s in ids.get("streams", ()) if _short(trace, s) in head]
@@ -146,6 +149,40 @@ def _site(trace: Any, cid: int) -> str:
 def _object_hover(trace: Any, oid: int) -> str:
     c = int(trace.objects["call"][oid])
     return f"<b>{_label(trace, oid)}</b><br>created by {_site(trace, c)}"
+
+
+#: A line of a deadlock's runtime report: "A waits for B: why" (A, B: a thread or a wait).
+_REPORT_EDGE = re.compile(r"^\s+(.+?) waits for (.+?): (.*?)(?: \([^()]*:\d+\))?$")
+_THREAD_LABEL = re.compile(r"^thread (\d+) \(.*\)$")
+
+
+def _python_wait_edges(trace: Any, g: _Graph, message: str) -> None:
+    """The waits of a deadlock among the program's own threads (a ``Thread.join``, an
+    ``Event.wait``, a ``Lock.acquire``: no stream involved), from the runtime report in the
+    finding: threads and waits as nodes, "waits for" as arrows (a join leads to the joined
+    thread, a held lock to its holder)."""
+    report = message.split("Runtime report:", 1)
+    if len(report) < 2:
+        return
+    for ln in report[1].splitlines():
+        m = _REPORT_EDGE.match(ln)
+        if m is None or "stuck thread:" in ln:
+            continue
+        waiter, target, why = m.groups()
+        if target in ("another thread",):
+            continue
+        a = _report_node(trace, g, waiter, why)
+        b = _report_node(trace, g, target, why)
+        g.edge(a, b, f"{waiter} waits for {target}: {why}")
+
+
+def _report_node(trace: Any, g: _Graph, text: str, why: str) -> str:
+    m = _THREAD_LABEL.match(text)
+    if m is not None:
+        th = int(m.group(1))
+        return g.node(f"t{th}", "thread", _thread_label(trace, th), html.escape(text))
+    label = re.sub(r" \(made at [^)]*\)", "", text)
+    return g.node("w:" + text, "wait", label, html.escape(f"{text}: {why}"))
 
 
 def _thread_label(trace: Any, th: int) -> str:

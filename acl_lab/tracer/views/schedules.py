@@ -37,8 +37,12 @@ def schedules_timeline(first: Any, second: Any, *, labels: Sequence[str] | None 
     seeds = [int(t.meta.get("schedule_seed", 0)) for t in traces]
     titles = list(labels) if labels is not None else [f"schedule seed {s}" for s in seeds]
     end = max(max(int(t.meta.get("virtual_time_ns", 0)) for t in traces), 1)
-    figs = [timeline(t, threads=threads, streams=streams, start_ns=0, end_ns=end,
-                     findings=t.findings(), style=style) for t in traces]
+    figs = [timeline(first, threads=threads, streams=streams, start_ns=0, end_ns=end,
+                     findings=first.findings(), style=style)]
+    # the second panel's streams in the first's order: a lane is at the same height in both
+    figs.append(timeline(second, threads=threads, streams=streams, start_ns=0, end_ns=end,
+                         findings=second.findings(), style=style,
+                         lane_order=list(figs[0].layout.meta["lanes"])))
     counts = [len(f.layout.meta["lanes"]) for f in figs]
     fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.12,
                         subplot_titles=titles, row_heights=[c / sum(counts) for c in counts])

@@ -122,7 +122,8 @@ def timeline(trace: Any, *, threads: Iterable[int | str] | None = None,
              streams: Iterable[int | str] | None = None, start_ns: int | None = None,
              end_ns: int | None = None, engines: bool = False,
              findings: Sequence[Any] | None = None, style: PlotStyle | None = None,
-             max_svg_tasks: int = 3000) -> go.Figure:
+             max_svg_tasks: int = 3000, lane_order: Sequence[str] | None = None
+             ) -> go.Figure:
     """Draw the trace as lanes against time: host threads, then streams per device.
 
     Thread lanes show API calls (bars labelled by call name), sync waits (shaded) and the
@@ -145,6 +146,9 @@ def timeline(trace: Any, *, threads: Iterable[int | str] | None = None,
         findings: ``Finding`` values to mark (e.g. ``trace.findings()``).
         style: colours and sizes (default ``PlotStyle()``).
         max_svg_tasks: above this many visible items, switch from SVG bars to WebGL segments.
+        lane_order: stream lane names in the order to draw them (another figure's
+            ``layout.meta["lanes"]``, so two runs line up); streams not named keep their
+            creation order, after the named ones.
 
     Returns:
         A ``plotly.graph_objects.Figure``; lane names are the y-axis tick labels and
@@ -156,7 +160,7 @@ def timeline(trace: Any, *, threads: Iterable[int | str] | None = None,
     st = style if style is not None else PlotStyle()
     win = _window(trace, st, start_ns, end_ns)
     lanes, thread_lane, stream_lane, sync_lane, engine_lane = _lanes(
-        trace, st, threads, streams, engines)
+        trace, st, threads, streams, engines, lane_order)
     groups = _groups(trace, st, win, thread_lane, stream_lane, sync_lane, engine_lane,
                      engines)
     total = sum(len(g.ids) for g in groups)
@@ -253,7 +257,8 @@ def _stream_ids(trace: Any, streams: Iterable[int | str]) -> tuple[set[int], boo
 
 
 def _lanes(trace: Any, st: PlotStyle, threads: Iterable[int | str] | None,
-           streams: Iterable[int | str] | None, engines: bool
+           streams: Iterable[int | str] | None, engines: bool,
+           lane_order: Sequence[str] | None = None
            ) -> tuple[list[_Lane], np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The lanes, and lookup arrays from thread / stream / (device, thread) /
     (device, engine) to lane index (-1: not shown)."""
@@ -288,6 +293,9 @@ def _lanes(trace: Any, st: PlotStyle, threads: Iterable[int | str] | None,
     wanted = used if keep_streams is None else keep_streams
     names = stream_names(trace)
     stream_rows = [i for i in names if i in wanted]
+    if lane_order:
+        rank = {name: k for k, name in enumerate(lane_order)}
+        stream_rows.sort(key=lambda i: rank.get(names[i], len(rank)))  # stable: the rest
     sync_mask = tasks["stream"] < 0
     sync_pairs: set[tuple[int, int]] = set()
     if keep_sync and sync_mask.any():
