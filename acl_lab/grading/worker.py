@@ -63,6 +63,8 @@ from typing import Any, NoReturn
 
 import numpy as np
 
+from .. import pythreads
+
 #: Environment variable: extra rubric modules (names or ``.py`` paths, ``os.pathsep``-separated).
 EXTRA_ENV = "ACL_LAB_GRADING_EXTRA"
 #: Environment variable: more solutions folders the audit hook protects.
@@ -346,11 +348,21 @@ def _is_method_like(value: Any) -> bool:
     return _is_code(value) or (callable(value) and not isinstance(value, (int, str)))
 
 
-def snapshot_acl_lab() -> Snapshot:
+#: (module, attribute, acl_lab.install's replacement, the original) for the grader's tools
+#: that install replaces, fixed when the worker is imported (a tuple, bound below as a
+#: default: a submission cannot change what the snapshot compares against unnoticed).
+_INSTALL_REPLACES = tuple((owner, attr, new, pythreads.ORIGINALS_AT_IMPORT[(owner, attr)])
+                          for (owner, attr), new in pythreads.REPLACEMENTS.items()
+                          if isinstance(owner, types.ModuleType))
+
+
+def snapshot_acl_lab(installs: tuple[tuple[Any, str, Any, Any], ...] = _INSTALL_REPLACES
+                     ) -> Snapshot:
     """Identities of everything a submission could patch to change how it is run.
 
     Owners are module names, class names (``module.Qualname``), ``sys.modules`` (the
-    ``acl*`` and ``acl_lab*`` entries) and the exercise registry.
+    ``acl*`` and ``acl_lab*`` entries) and the exercise registry. ``installs``: what
+    ``acl_lab.install`` puts in place of a tool, counted as the tool itself.
     """
     snap: Snapshot = {}
     modules = {k: v for k, v in list(sys.modules.items()) if isinstance(v, types.ModuleType)}
@@ -388,6 +400,11 @@ def snapshot_acl_lab() -> Snapshot:
             continue
         tools: dict[str, tuple[int, ...]] = {}
         for attr, value in list(vars(tool).items()):
+            for owner, what, own, original in installs:
+                if owner is tool and what == attr and value is own:
+                    # acl_lab.install's own (os.read in the host schedule) counts as the
+                    # original: installing or uninstalling acl_lab is no modification
+                    value = original
             if _is_code(value) and not isinstance(value, types.ModuleType):
                 tools[attr] = _fingerprint(value)
                 if isinstance(value, type) and getattr(value, "__module__", "") == name:

@@ -402,6 +402,47 @@ def test_report_thread_never_unsubscribed_is_named(
     assert "never unsubscribed" in report.result("report_thread").reason
 
 
+#: 07.1's two wrong orders between the report thread and the main thread (issue 25): the
+#: loop may call process_report before the stream is subscribed (it stops on 107012), and
+#: unsubscribe_report may come while the loop can still call it.
+UNORDERED_07_1 = {
+    "no wait for the subscription": [(
+        "        subscribed.wait()   # process_report fails (107012) until the stream is "
+        "subscribed\n", "")],
+    "unsubscribe before the loop ends": [(
+        '    stop.set()\n    check_ret("acl.util.stop_thread", acl.util.stop_thread(tid))\n'
+        '    check_ret("acl.rt.unsubscribe_report", acl.rt.unsubscribe_report(tid, '
+        'stream))\n',
+        '    check_ret("acl.rt.unsubscribe_report", acl.rt.unsubscribe_report(tid, '
+        'stream))\n    stop.set()\n    check_ret("acl.util.stop_thread", '
+        'acl.util.stop_thread(tid))\n')],
+}
+
+
+@pytest.mark.parametrize("mistake", sorted(UNORDERED_07_1))
+def test_report_thread_orders_are_graded_the_same_on_every_check(
+        solutions: dict[str, dict[str, Any]], mistake: str) -> None:
+    """Each unordered answer loses the report_thread item with the thread_order finding's
+    reason, under the part's host schedules, with the same score on three checks (it scored
+    0 or 7 from run to run when the operating system picked the order)."""
+    from acl_lab.grading.check import grade
+
+    ex = get_exercise("07.1")
+    assert ex.schedules > 1
+    fn = _variant(solutions["07"], "07.1", *UNORDERED_07_1[mistake])
+    reports = [grade(ex, fn, seed=5) for _ in range(3)]
+    for report in reports:
+        assert {r.item.id for r in report.failed} == {"report_thread"}, report.text()
+        reason = report.result("report_thread").reason
+        assert "process_report" in reason and "thread" in reason, reason
+        assert all(run.of_kind("thread_order") for run in report.runs)
+    assert len({(r.score, r.text()) for r in reports}) == 1
+    lost = next(i.points for i in ex.items if i.id == "report_thread")
+    assert reports[0].score == reports[0].total - lost
+    solved = grade(ex, solutions["07"][_entry("07.1")], seed=5)
+    assert solved.score == solved.total, solved.text()
+
+
 def test_dropping_the_reset_is_also_a_fix(solutions: dict[str, dict[str, Any]]) -> None:
     """07.2: a new record replaces the old one, so no reset at all passes too."""
     fn = _variant(solutions["07"], "07.2", (

@@ -722,3 +722,31 @@ def test_run_says_why_there_is_no_result_and_where_a_call_was() -> None:
     cid = int(fine.trace.calls_named("acl.rt.malloc")[0])
     file, line = fine.trace.call_site(cid)
     assert fine.site(cid) == f"{file}:{line}" and file.endswith("test_core.py")
+
+
+def test_acl_lab_install_is_not_a_change_of_the_graders_tools() -> None:
+    """The integrity snapshot counts acl_lab.install's own os.read (a read in the host
+    schedule) as the original: installing and uninstalling in a submission is no violation,
+    while any other os.read is (every graded notebook scored 0 when it was not)."""
+    import os
+
+    import acl_lab
+    from acl_lab.grading.worker import diff_snapshots, snapshot_acl_lab
+
+    acl_lab.uninstall()
+    before = snapshot_acl_lab()
+    acl_lab.install()
+    acl_lab.uninstall()
+    acl_lab.install()
+    try:
+        assert not [v for v in diff_snapshots(before, snapshot_acl_lab())
+                    if "grader's tools" in v]
+        ours = os.read
+        os.read = lambda fd, n: ours(fd, n)
+        try:
+            assert "submission modified the grader's tools: os.read" in \
+                diff_snapshots(before, snapshot_acl_lab())
+        finally:
+            os.read = ours
+    finally:
+        acl_lab.uninstall()

@@ -319,3 +319,33 @@ def test_grader_startup_failure_is_not_blamed_on_the_learner(tmp_path: Path) -> 
         "internal grader error: the grading process failed before running the notebook")
         for r in rows), rows
     assert "MemoryError" in rows[0]["reason"]
+
+
+@pytest.mark.slow  # a whole `acl-lab grade` run (make test, not make check)
+def test_grade_and_check_agree_on_a_schedule_dependent_answer(tmp_path: Path) -> None:
+    """07.1 with unsubscribe_report before the report loop ends (issue 25: it scored 7/7 or
+    0 depending on which thread the operating system ran first, and check() and acl-lab
+    grade disagreed): the sandboxed grader fails exactly the item check() fails, under the
+    part's host schedules, with the same points."""
+    from acl_lab.grading import get_exercise, learner_namespace
+    from acl_lab.grading.check import grade
+    from tests.course.test_ex05_07 import UNORDERED_07_1
+
+    nb = json.loads((REPO / "solutions" / "07_deadlocks_races.ipynb").read_text("utf-8"))
+    (old, new), = UNORDERED_07_1["unsubscribe before the loop ends"]
+    (cell,) = [c for c in nb["cells"] if c.get("id") == "collect-with-callback-learner"]
+    src = "".join(cell["source"])
+    assert old in src
+    cell["source"] = src.replace(old, new)
+    learner = tmp_path / "subs" / "learner" / "07_deadlocks_races.ipynb"
+    learner.parent.mkdir(parents=True)
+    learner.write_text(json.dumps(nb), encoding="utf-8")
+    res = run_grade(tmp_path / "subs", tmp_path / "out", "--exercise", "07.1", "--timeout",
+                    "600", "--no-figures", timeout=1200)
+    assert res.proc.returncode == 0, res.proc.stderr
+    cli = {r["item"]: int(r["points"]) for r in res.rows() if r["exercise"] == "07.1"}
+    ex = get_exercise("07.1")
+    fn = learner_namespace(learner)[ex.entry]
+    report = grade(ex, fn, seed=3)
+    assert cli == {r.item.id: r.points_awarded for r in report.results}, res.rows()
+    assert cli["report_thread"] == 0 and sum(cli.values()) == report.score > 0
