@@ -1114,41 +1114,26 @@ def _virtual_ns() -> int | None:
     return int(host.host("clock", (), "<clock>", 0))
 
 
-def monotonic() -> float:
-    """``time.monotonic``: a program's thread reads its virtual clock (seconds)."""
-    ns = _virtual_ns()
-    return rawsync.monotonic() if ns is None else ns / _NS
+def _clock(name: str, real: Callable[[], Any], virtual: Callable[[int], Any]) -> Any:
+    """A replacement for ``time.<name>``: a program's thread reads ``virtual(its clock in
+    ns)``, anyone else ``real()``."""
+    def read_clock() -> Any:
+        ns = _virtual_ns()
+        return real() if ns is None else virtual(ns)
+
+    read_clock.__name__ = read_clock.__qualname__ = name
+    read_clock.__doc__ = (f"``time.{name}``: a program's thread reads its virtual clock"
+                          + (" (plus the wall time at install)" if name.startswith("time")
+                             else "") + "; any other thread the real one.")
+    return read_clock
 
 
-def monotonic_ns() -> int:
-    """``time.monotonic_ns``: a program's thread reads its virtual clock."""
-    ns = _virtual_ns()
-    return _ORIG_MONOTONIC_NS() if ns is None else ns
-
-
-def perf_counter() -> float:
-    """``time.perf_counter``: a program's thread reads its virtual clock (seconds)."""
-    ns = _virtual_ns()
-    return rawsync.perf_counter() if ns is None else ns / _NS
-
-
-def perf_counter_ns() -> int:
-    """``time.perf_counter_ns``: a program's thread reads its virtual clock."""
-    ns = _virtual_ns()
-    return _ORIG_PERF_NS() if ns is None else ns
-
-
-def time() -> float:
-    """``time.time``: a program's thread reads the wall time at install plus its virtual
-    clock."""
-    ns = _virtual_ns()
-    return _ORIG_TIME() if ns is None else _EPOCH[0] + ns / _NS
-
-
-def time_ns() -> int:
-    """``time.time_ns``: as ``time``, in ns."""
-    ns = _virtual_ns()
-    return _ORIG_TIME_NS() if ns is None else int(_EPOCH[0] * _NS) + ns
+monotonic = _clock("monotonic", rawsync.monotonic, lambda ns: ns / _NS)
+monotonic_ns = _clock("monotonic_ns", _time.monotonic_ns, lambda ns: ns)
+perf_counter = _clock("perf_counter", rawsync.perf_counter, lambda ns: ns / _NS)
+perf_counter_ns = _clock("perf_counter_ns", _time.perf_counter_ns, lambda ns: ns)
+time = _clock("time", _time.time, lambda ns: _EPOCH[0] + ns / _NS)
+time_ns = _clock("time_ns", _time.time_ns, lambda ns: int(_EPOCH[0] * _NS) + ns)
 
 
 def read(fd: int, n: int) -> bytes:
@@ -1174,9 +1159,6 @@ def _would_block(fd: int) -> bool:
 
 _ORIG_READ = _os.read
 _ORIG_TIME = _time.time
-_ORIG_TIME_NS = _time.time_ns
-_ORIG_MONOTONIC_NS = _time.monotonic_ns
-_ORIG_PERF_NS = _time.perf_counter_ns
 
 #: (module, attribute) -> the replacement ``install`` puts there.
 REPLACEMENTS: dict[tuple[Any, str], Any] = {

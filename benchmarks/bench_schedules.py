@@ -37,28 +37,8 @@ NAME = "schedules"
 N = 64 * 1024
 REPO = Path(__file__).resolve().parents[1]
 
-SMALL_PROGRAM = """
-import queue, threading, time
-import acl
-acl.init(); acl.rt.set_device(0)
-ctx, _ = acl.rt.get_context()
-q, out, lock = queue.Queue(), [], threading.Lock()
-def work(k):
-    acl.rt.set_context(ctx)
-    s, _ = acl.rt.create_stream()
-    while (i := q.get()) is not None:
-        acl.rt.synchronize_stream(s)
-        with lock:
-            out.append((k, i))
-        time.sleep(0.0001 * (i % 3))
-    acl.rt.destroy_stream(s)
-ts = [threading.Thread(target=work, args=(k,)) for k in range(3)]
-for t in ts: t.start()
-for i in range(12): q.put(i)
-for t in ts: q.put(None)
-for t in ts: t.join()
-acl.rt.reset_device(0); acl.finalize()
-"""
+#: a small threaded program: three workers fed through a queue (12 items)
+SMALL_PROGRAM = Path(__file__).resolve().parents[1] / "tests" / "programs" / "queue_workers.py"
 
 
 def _four_workers(acl: ModuleType, items: int, copies: int) -> None:
@@ -139,13 +119,12 @@ def _acl_lab(*args: str, cwd: str) -> float:
 def _explore_rows(quick: bool) -> list[Row]:
     n = 4 if quick else 16
     with tempfile.TemporaryDirectory() as tmp:
-        prog = Path(tmp) / "prog.py"
-        prog.write_text(SMALL_PROGRAM)
-        one = median([_acl_lab("--trace", "t.acltrace", str(prog), cwd=tmp)
+        prog, items = str(SMALL_PROGRAM), "12"
+        one = median([_acl_lab("--trace", "t.acltrace", prog, items, cwd=tmp)
                       for _ in range(3)])
         t0 = time.perf_counter()
         p = subprocess.run([sys.executable, "-m", "acl_lab", "run", "--quiet", "--explore",
-                            str(n), str(prog)], cwd=tmp, capture_output=True)
+                            str(n), prog, items], cwd=tmp, capture_output=True)
         explored = time.perf_counter() - t0
         if p.returncode != 0:
             raise RuntimeError(f"--explore failed: {p.stderr.decode()[-2000:]}")

@@ -14,7 +14,6 @@ import os
 import queue
 import subprocess
 import sys
-import textwrap
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -126,42 +125,18 @@ def test_seeds_give_other_interleavings_and_a_seed_replays(acl: ModuleType) -> N
     assert one[1] == again[1] and digest(one[0]) == digest(again[0])
 
 
-PROGRAM = textwrap.dedent("""
-    import queue, threading, time
-    import acl
-    acl.init(); acl.rt.set_device(0)
-    ctx, _ = acl.rt.get_context()
-    q, out, lock = queue.Queue(), [], threading.Lock()
-    def work(k):
-        acl.rt.set_context(ctx)
-        s, _ = acl.rt.create_stream()
-        while (i := q.get()) is not None:
-            acl.rt.synchronize_stream(s)
-            with lock:
-                out.append((k, i))
-            time.sleep(0.0001 * (i % 3))
-        acl.rt.destroy_stream(s)
-    ts = [threading.Thread(target=work, args=(k,)) for k in range(3)]
-    for t in ts: t.start()
-    for i in range(9): q.put(i)
-    for t in ts: q.put(None)
-    for t in ts: t.join()
-    print(out)
-    acl.rt.reset_device(0); acl.finalize()
-""")
+PROGRAM = REPO / "tests" / "programs" / "queue_workers.py"
 
 
 def test_runs_in_separate_processes_agree(tmp_path: Path) -> None:
     """``acl-lab run`` of a threaded program in three processes (each with its own hash
     seed): the same output and the same trace file, byte for byte."""
-    prog = tmp_path / "prog.py"
-    prog.write_text(PROGRAM)
     outs, traces = set(), set()
     for k in range(3):
         trace = tmp_path / f"t{k}.acltrace"
         env = {**os.environ, "PYTHONHASHSEED": str(k + 1)}
         r = subprocess.run([sys.executable, "-m", "acl_lab", "run", "--quiet", "--trace",
-                            str(trace), str(prog)], cwd=tmp_path, env=env,
+                            str(trace), str(PROGRAM)], cwd=tmp_path, env=env,
                            capture_output=True, text=True, timeout=240)
         assert r.returncode == 0, r.stderr
         outs.add(r.stdout)

@@ -535,56 +535,30 @@ class _Graph:
         """What each target call knows of the source calls: ``{thread: the latest source
         call of that thread that happens before it}`` (a source knows itself).
 
-        One walk in a topological order, with clocks over host threads that tick only at the
-        sources (so they stay as small as the threads that made them). Source ``a`` happens
-        before target ``b`` when ``clocks[b].get(thread of a, -1) >= a`` (a thread's call ids
-        grow in its program order). Does not consume the graph (``walk`` does).
+        One walk in a topological order (``_propagate``), with clocks over host threads that
+        tick only at the sources (so they stay as small as the threads that made them).
+        Source ``a`` happens before target ``b`` when ``clocks[b].get(thread of a, -1) >= a``
+        (a thread's call ids grow in its program order). Does not consume the graph (``walk``
+        does).
         """
-        indptr, indices, nt, time = self.indptr, self.indices, self.nt, self.time
-        n = self.n
-        indeg = array("q", self.indeg)
+        nt = self.nt
         thread = self.trace.calls["thread"]
-        clocks: list[Clock | None] = [None] * n
-        owned = bytearray(n)
-        heap = [(time[i], i) for i in range(n) if indeg[i] == 0]
-        heapq.heapify(heap)
         out: dict[int, Clock] = {}
-        empty: Clock = {}
-        done = 0
-        scan = 0
-        while done < n:
-            if not heap:  # a cycle (should not happen): break it at the lowest node left
-                while indeg[scan] < 0:
-                    scan += 1
-                heapq.heappush(heap, (time[scan], scan))
-            _, u = heapq.heappop(heap)
-            if indeg[u] < 0:
-                continue
-            indeg[u] = -1
-            done += 1
-            clock = clocks[u] or empty
-            clocks[u] = None
-            c = u - nt
+        marks = bytearray(self.n)
+        for c in sources | targets:
             if 0 <= c < self.nc:
-                if c in sources:
-                    clock = dict(clock)
-                    clock[int(thread[c])] = c
-                if c in targets:
-                    out[c] = clock
-            for v in indices[indptr[u]:indptr[u + 1]]:
-                cv = clocks[v]
-                if cv is None:
-                    clocks[v] = clock
-                elif cv is not clock:
-                    if not owned[v]:
-                        cv = dict(cv)
-                        owned[v] = 1
-                        clocks[v] = cv
-                    join_into(cv, clock)
-                if indeg[v] > 0:
-                    indeg[v] -= 1
-                    if indeg[v] == 0:
-                        heapq.heappush(heap, (time[v], v))
+                marks[nt + c] = 1
+
+        def visit(u: int, clock: Clock) -> Clock:
+            c = u - nt
+            if c in sources:
+                clock = dict(clock)
+                clock[int(thread[c])] = c
+            if c in targets:
+                out[c] = clock
+            return clock
+
+        self._propagate(array("q", self.indeg), marks, visit)
         return out
 
     def _blocking(self, task: int) -> bool:
@@ -612,14 +586,35 @@ class _Graph:
 
     def walk(self, on_task: Callable[[int, int, int, Clock], None], first: array[int]) -> None:
         """Visit nodes in a topological order, calling ``on_task`` for tasks with accesses."""
-        indptr, indices, nt, time = self.indptr, self.indices, self.nt, self.time
+        nt = self.nt
+        marks = bytearray(self.n)
+        for u in range(nt):
+            if first[u + 1] > first[u]:
+                marks[u] = 1
+        seqs: dict[int, int] = defaultdict(int)
+        key = self.key
+
+        def visit(u: int, clock: Clock) -> Clock:
+            k = key[u]
+            seq = seqs[k] + 1
+            seqs[k] = seq
+            clock = tick(clock, k, seq)
+            on_task(u, k, seq, clock)
+            return clock
+
+        self._propagate(self.indeg, marks, visit)
+
+    def _propagate(self, indeg: array[int], marks: bytearray,
+                   visit: Callable[[int, Clock], Clock]) -> None:
+        """The one happens-before walk: nodes in a topological order (earliest time first),
+        each node's clock the join of its predecessors'; a marked node's clock is what
+        ``visit(node, clock)`` returns. Consumes ``indeg``."""
+        indptr, indices, time = self.indptr, self.indices, self.time
         n = self.n
-        indeg = self.indeg
         clocks: list[Clock | None] = [None] * n
         owned = bytearray(n)
         heap = [(time[i], i) for i in range(n) if indeg[i] == 0]
         heapq.heapify(heap)
-        seqs: dict[int, int] = defaultdict(int)
         done = 0
         scan = 0
         empty: Clock = {}
@@ -635,12 +630,8 @@ class _Graph:
             done += 1
             clock = clocks[u] or empty
             clocks[u] = None
-            if u < nt and first[u + 1] > first[u]:
-                k = self.key[u]
-                seq = seqs[k] + 1
-                seqs[k] = seq
-                clock = tick(clock, k, seq)
-                on_task(u, k, seq, clock)
+            if marks[u]:
+                clock = visit(u, clock)
             for v in indices[indptr[u]:indptr[u + 1]]:
                 cv = clocks[v]
                 if cv is None:
