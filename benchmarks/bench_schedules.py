@@ -126,7 +126,7 @@ def _explore_rows(quick: bool) -> list[Row]:
         p = subprocess.run([sys.executable, "-m", "acl_lab", "run", "--quiet", "--explore",
                             str(n), prog, items], cwd=tmp, capture_output=True)
         explored = time.perf_counter() - t0
-        if p.returncode != 0:
+        if p.returncode not in (0, 1):  # 1: the schedules' outputs differ (they do here)
             raise RuntimeError(f"--explore failed: {p.stderr.decode()[-2000:]}")
     return [Row(NAME, "one_run_s", one, "s"),
             Row(NAME, f"explore{n}_s", explored, "s"),

@@ -364,8 +364,10 @@ def _draw_graph(g: _Graph, red: set[tuple[str, str]], chain: list[str],
     rows = 0
     if chain:
         # the whole chain (it is the finding's text), wrapped, never cut short
-        wrapped = [w for c in chain for w in (textwrap.wrap(c, CHAIN_WIDTH,
-                                                            subsequent_indent="   ") or [""])]
+        # (paths stay whole: no break after a hyphen of a folder name, nor inside a word)
+        wrapped = [w for c in chain for w in (textwrap.wrap(
+            c, CHAIN_WIDTH, subsequent_indent="   ", break_on_hyphens=False,
+            break_long_words=False) or [""])]
         rows = len(wrapped)
         fig.add_annotation(text="<br>".join(html.escape(w) for w in wrapped), xref="paper",
                            yref="paper", x=0, y=-0.08, showarrow=False, align="left",
