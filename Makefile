@@ -76,18 +76,19 @@ lab: $(LAB_STAMP)
 	$(RUN_ENV) $(BIN)/jupyter lab --ServerApp.root_dir=$(CURDIR) \
 		--LabApp.default_url=/lab/tree/notebooks $(LAB_ROOT_FLAG) $(LAB_ARGS)
 
-# The whole suite in two phases: everything on every core (pytest-xdist, a test file stays on
-# one worker), then, one at a time, the tests that start whole graders and browsers of their
-# own (acl-lab grade with --jobs 2 and per-notebook time limits, JupyterLab and Chromium):
-# beside another worker they would compete for the same cores.
-SERIAL_TESTS := tests/browser tests/grading/test_attacks.py tests/grading/test_integrity.py \
-	tests/grading/test_grade_cli.py
+# The whole suite in two phases, each on every core (pytest-xdist; a test file stays on one
+# worker, so its module fixtures are built once): first everything but the tests that start
+# whole graders and browsers of their own (acl-lab grade with --jobs 2 and per-notebook time
+# limits, JupyterLab and Chromium), then those, so a grader only ever shares the machine
+# with one other grader or browser, never with the CPU-bound bulk of the suite.
+OWN_PROCESS_TESTS := tests/browser tests/grading/test_attacks.py \
+	tests/grading/test_integrity.py tests/grading/test_grade_cli.py
 test: $(TEST_STAMP) chromium bubblewrap speedscope capi
 	$(BIN)/ruff check acl_lab tests benchmarks
 	$(BIN)/mypy
 	$(RUN_ENV) $(BIN)/python -m pytest -n auto --dist loadfile \
-		$(foreach t,$(SERIAL_TESTS),--ignore=$(t))
-	$(RUN_ENV) $(BIN)/python -m pytest $(SERIAL_TESTS)
+		$(foreach t,$(OWN_PROCESS_TESTS),--ignore=$(t))
+	$(RUN_ENV) $(BIN)/python -m pytest -n auto --dist loadfile $(OWN_PROCESS_TESTS)
 
 # The fast lane: the unit tests on every core (pytest-xdist, one worker per core; a test
 # file stays on one worker, so its module fixtures are built once). Left out here, and run

@@ -544,3 +544,22 @@ def test_where_the_programs_fds_are_out_of_sight_a_read_leaves_the_schedule(
     (f,) = [f for f in trace.findings() if f.kind == "schedule_left_control"]
     assert "sandbox" in f.message and f.file == __file__
     assert "os.read" not in {trace.call_name(i) for i in range(trace.calls.rows)}
+
+
+def test_finishing_from_another_thread_never_waits_for_a_turn(acl: ModuleType) -> None:
+    """A grader's (or the pipe server's) thread finishes a session whose program left a
+    device open while the program's thread still has the turn: the teardown's calls do not
+    wait for it (the schedule ends first), so nothing is preempted and the leak is released
+    in acl_lab.exit."""
+    with Session(preempt_s=600.0) as s:
+        assert acl.init() == 0 and acl.rt.set_device(0) == 0
+        ok(acl.rt.malloc(N, 0))  # left for the teardown
+        out: list[Trace] = []
+        finisher = threading.Thread(target=lambda: out.append(s.finish()), name="grader")
+        finisher._acl_lab_external = True  # type: ignore[attr-defined]  # not the program's
+        finisher.start()
+        rawsync.join(finisher, 120)  # the program's thread keeps its turn meanwhile
+        assert out, "finish waited for the program's turn"
+    (trace,) = out
+    assert not [f for f in trace.findings() if f.kind == "schedule_left_control"]
+    assert "acl_lab.exit" in {trace.call_name(i) for i in range(trace.calls.rows)}
