@@ -79,8 +79,9 @@ lab: $(LAB_STAMP)
 # The whole suite in two phases, each on every core (pytest-xdist; a test file stays on one
 # worker, so its module fixtures are built once): first everything but the tests that start
 # whole graders and browsers of their own (acl-lab grade with --jobs 2 and per-notebook time
-# limits, JupyterLab and Chromium), then those, so a grader only ever shares the machine
-# with one other grader or browser, never with the CPU-bound bulk of the suite.
+# limits, JupyterLab and Chromium), then those: the grader tests together on one worker
+# (their xdist_group), the browser tests on the other, so a grading run never shares the
+# machine with another grading run or with the CPU-bound bulk of the suite.
 OWN_PROCESS_TESTS := tests/browser tests/grading/test_attacks.py \
 	tests/grading/test_integrity.py tests/grading/test_grade_cli.py
 test: $(TEST_STAMP) chromium bubblewrap speedscope capi
@@ -88,7 +89,7 @@ test: $(TEST_STAMP) chromium bubblewrap speedscope capi
 	$(BIN)/mypy
 	$(RUN_ENV) $(BIN)/python -m pytest -n auto --dist loadfile \
 		$(foreach t,$(OWN_PROCESS_TESTS),--ignore=$(t))
-	$(RUN_ENV) $(BIN)/python -m pytest -n auto --dist loadfile $(OWN_PROCESS_TESTS)
+	$(RUN_ENV) $(BIN)/python -m pytest -n auto --dist loadgroup $(OWN_PROCESS_TESTS)
 
 # The fast lane: the unit tests on every core (pytest-xdist, one worker per core; a test
 # file stays on one worker, so its module fixtures are built once). Left out here, and run
