@@ -49,8 +49,13 @@ class CppRun:
         return self.trace.findings() if self.trace is not None else []
 
     def call_table(self) -> Any:
-        """The call table figure of the run (plotly)."""
+        """The call table figure of the run (plotly). RuntimeError, with the run's exit
+        status and error output, when the run left no trace."""
         from ..tracer.views import call_table
+        if self.trace is None:
+            why = "it did not compile" if not self.compiled else \
+                f"exit status {self.exit_code}: {self.stderr.strip()[-2000:] or 'no output'}"
+            raise RuntimeError(f"{self.source.name} left no trace ({why})")
         return call_table(self.trace)
 
     def _repr_html_(self) -> str:
@@ -63,6 +68,8 @@ class CppRun:
                      f"{st.get('tasks', 0)} tasks; {len(self.findings())} finding(s)</div>")
         if self.stdout:
             parts.append("<pre>" + html.escape(self.stdout) + "</pre>")
+        if self.trace is None and self.stderr:
+            parts.append("<pre>" + html.escape(self.stderr) + "</pre>")
         for f in self.findings():
             parts.append(f._repr_html_())
         return "".join(parts)
@@ -105,6 +112,8 @@ def run_cpp(source: str, name: str = "cell", args: list[str] | None = None,
         from ..tracer.trace import Trace
         trace = Trace.load(trace_path)
         summary = json.loads(summary_path.read_text())
+    elif not run.stderr.strip():
+        run.stderr = f"acl-lab run ended with exit status {run.returncode} and no trace"
     return CppRun(src, run.returncode, run.stdout, run.stderr, True, trace, summary)
 
 

@@ -56,3 +56,17 @@ def test_cell_magic_shows_a_compile_error(libascendcl: Path, shell: InteractiveS
                                '#include "acl/acl.h"\nint main() { aclrtNoSuch(); }\n')
     assert not run.compiled and run.trace is None
     assert "aclrtNoSuch" in run._repr_html_()
+
+
+def test_a_run_that_leaves_no_trace_says_why(libascendcl: Path, shell: InteractiveShell) -> None:
+    """A program that dies after its first ACL call leaves no trace: the page and the call
+    table name its exit status and error output instead of failing on a missing trace."""
+    run = shell.run_cell_magic("acl_cpp", "--name dies", """#include "acl/acl.h"
+#include <cstdlib>
+int main() { aclInit(nullptr); std::abort(); }
+""")
+    assert run.compiled and run.trace is None and run.exit_code != 0
+    assert "without writing its trace" in run.stderr
+    assert "without writing its trace" in run._repr_html_()
+    with pytest.raises(RuntimeError, match=r"dies\.cpp left no trace \(exit status"):
+        run.call_table()
