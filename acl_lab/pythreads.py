@@ -955,14 +955,18 @@ class Queue(_Primitive):
         return self.get(block=False)
 
 
-class LifoQueue(Queue):
-    """``queue.LifoQueue`` in the host schedule."""
+class _ListQueue(Queue):
+    """A queue whose items live in a list (the stdlib's LIFO and priority queues)."""
 
     def _init(self, maxsize: int) -> None:
         self.queue = []
 
     def _qsize(self) -> int:
         return len(self.queue)
+
+
+class LifoQueue(_ListQueue):
+    """``queue.LifoQueue`` in the host schedule."""
 
     def _put(self, item: Any) -> None:
         self.queue.append(item)
@@ -971,14 +975,8 @@ class LifoQueue(Queue):
         return self.queue.pop()
 
 
-class PriorityQueue(Queue):
+class PriorityQueue(_ListQueue):
     """``queue.PriorityQueue`` in the host schedule."""
-
-    def _init(self, maxsize: int) -> None:
-        self.queue = []
-
-    def _qsize(self) -> int:
-        return len(self.queue)
 
     def _put(self, item: Any) -> None:
         heapq.heappush(self.queue, item)

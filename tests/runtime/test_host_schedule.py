@@ -237,7 +237,19 @@ def _lock_handoff() -> tuple[Callable[[], None], Callable[[], None]]:
 
 #: primitive -> (the hooks that order the threads, the edge kinds that can carry it: a
 #: Condition's wait that finds the predicate true at once is ordered by its lock alone)
+def _lifo_queue() -> tuple[Callable[[], None], Callable[[], None]]:
+    q: queue.LifoQueue[int] = queue.LifoQueue()
+    return lambda: q.put(1), lambda: q.get() and None
+
+
+def _priority_queue() -> tuple[Callable[[], None], Callable[[], None]]:
+    q: queue.PriorityQueue[int] = queue.PriorityQueue()
+    return lambda: q.put(1), lambda: q.get() and None
+
+
 ORDERINGS = {"Event": (_event, {HostEdge.EVENT}), "Queue": (_queue, {HostEdge.QUEUE}),
+             "LifoQueue": (_lifo_queue, {HostEdge.QUEUE}),
+             "PriorityQueue": (_priority_queue, {HostEdge.QUEUE}),
              "Semaphore": (_semaphore, {HostEdge.SEMAPHORE}),
              "Condition": (_condition, {HostEdge.NOTIFY, HostEdge.LOCK}),
              "Barrier": (_barrier, {HostEdge.BARRIER}), "Lock": (_lock_handoff, {HostEdge.LOCK})}
@@ -563,3 +575,29 @@ def test_finishing_from_another_thread_never_waits_for_a_turn(acl: ModuleType) -
     (trace,) = out
     assert not [f for f in trace.findings() if f.kind == "schedule_left_control"]
     assert "acl_lab.exit" in {trace.call_name(i) for i in range(trace.calls.rows)}
+
+
+def test_list_queues_keep_their_order_in_the_schedule(acl: ModuleType) -> None:
+    """queue.LifoQueue hands out the last item first and queue.PriorityQueue the smallest,
+    as the standard library's do; a get on an empty one waits in the schedule."""
+    lifo, prio = queue.LifoQueue(), queue.PriorityQueue()
+    assert type(lifo).__module__ == type(prio).__module__ == "acl_lab.pythreads"
+    got: list[int] = []
+
+    def consumer() -> None:
+        got.extend(lifo.get() for _ in range(3))
+        got.extend(prio.get() for _ in range(3))
+        got.append(lifo.get())  # empty now: waits for the put below
+
+    with Session():
+        for item in (1, 2, 3):
+            lifo.put(item)
+        for item in (5, 3, 4):
+            prio.put(item)
+        t = threading.Thread(target=consumer)
+        t.start()
+        time.sleep(0.001)
+        lifo.put(9)
+        t.join()
+    assert got == [3, 2, 1, 3, 4, 5, 9]
+    assert lifo.qsize() == prio.qsize() == 0
