@@ -635,6 +635,11 @@ class _Converter:
         from onnx import numpy_helper
 
         for init in self.graph.initializer:
+            if any(d < 0 for d in init.dims):
+                # a stored tensor has a fixed shape: ATC refuses negative dims (only an
+                # input's shape may say -1, and only through --input_shape)
+                raise AtcError(f"ERROR: initializer '{init.name}' has dims "
+                               f"{list(init.dims)}: a constant's dims must not be negative")
             try:
                 self.consts[init.name] = numpy_helper.to_array(init)
             except Exception as e:
@@ -646,12 +651,18 @@ class _Converter:
         for o in self.graph_outputs:
             self.consumers[o] = self.consumers.get(o, 0) + 1
         self.add_inputs()
+        if not self.g.inputs:
+            raise AtcError("ERROR: the graph has no inputs (every graph input is an "
+                           "initializer): an offline model needs at least one input")
         for i, node in enumerate(self.graph.node):
             if not node.name:
                 node.name = f"{node.op_type}_{i}"
             fn = self._handler(node)
             fn(node, list(node.input), _attrs(node))
         self.add_outputs()
+        if not self.g.outputs:
+            raise AtcError("ERROR: the graph has no outputs: an offline model needs at least "
+                           "one output")
         self.dynamic_outputs()
         self.g.meta = {"producer": "acl_lab.atc", "framework": 5, "opset": self.opset}
         try:

@@ -441,3 +441,42 @@ def test_dynamic_input_without_input_shape(tmp_path: Path,
     rc, stdout, stderr = _atc(capsys, *_base(src, tmp_path / "x"))
     _failed(rc, stdout, stderr)
     assert "--input_shape" in stderr and "'N'" in stderr
+
+
+def _raw_save(tmp_path: Path, graph: Any, name: str) -> Path:
+    """An ONNX file written without the checker (crafted models the checker would refuse)."""
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    path = tmp_path / f"{name}.onnx"
+    onnx.save(model, str(path))
+    return path
+
+
+def test_negative_initializer_dims_are_refused(tmp_path: Path,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    """A constant with dims [-5, 4] is refused at conversion, no .om written."""
+    bad = TensorProto(name="W", data_type=TensorProto.FLOAT, dims=[-5, 4])
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "W"], ["y"], name="mm")], "neg",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 5])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 4])], [bad])
+    src = _raw_save(tmp_path, graph, "neg")
+    rc, stdout, stderr = _atc(capsys, *_base(src, tmp_path / "neg"))
+    _failed(rc, stdout, stderr)
+    assert "initializer 'W' has dims [-5, 4]" in stderr
+    assert not (tmp_path / "neg.om").exists()
+
+
+def test_a_graph_without_inputs_is_refused(tmp_path: Path,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    """Every graph input an initializer: refused at conversion (the loader would refuse
+    the .om), no .om written."""
+    graph = helper.make_graph(
+        [helper.make_node("Relu", ["c"], ["y"], name="relu")], "noin", [],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])],
+        [numpy_helper.from_array(np.ones(2, np.float32), "c")])
+    src = _raw_save(tmp_path, graph, "noin")
+    rc, stdout, stderr = _atc(capsys, *_base(src, tmp_path / "noin"))
+    _failed(rc, stdout, stderr)
+    assert "the graph has no inputs" in stderr
+    assert not (tmp_path / "noin.om").exists()

@@ -268,7 +268,7 @@ def memset_checks(s: Session, ptr: int, max_count: int, count: int) -> Region | 
 
     Raises:
         AclError: 100000 null pointer or negative count, 107000 ``count > max_count`` or an
-            unknown pointer.
+            unknown pointer, 507053 a range that runs past its allocation's end.
     """
     if count == 0:
         return None
@@ -281,7 +281,12 @@ def memset_checks(s: Session, ptr: int, max_count: int, count: int) -> Region | 
         raise AclError(ErrorCode.ACL_ERROR_INVALID_PARAM, "count must not be negative")
     r = s.memory.find(ptr)
     if r is None:
-        r = s.memory.resolve(ptr, count, "memset pointer")
+        return s.memory.resolve(ptr, count, "memset pointer")
+    if ptr + count > r.end:
+        # the binding reads counts as size_t, so -5 arrives as 2**64 - 5: refused here,
+        # before any task or trace row holds it
+        s.memory.resolve(ptr, count, "memset range",
+                         code=ErrorCode.ACL_ERROR_RT_DEVICE_MEM_ERROR)
     return r
 
 
@@ -295,9 +300,6 @@ def _memset_task(s: Session, th: HostThread, cid: int, st: Stream | None, ptr: i
         return None
     refuse_read_only(s, cid, r, ptr, "memset pointer")
     if r.kind in (HOST_PINNED, HOST_PAGEABLE):
-        if ptr + count > r.end:
-            s.memory.resolve(ptr, count, "memset range",
-                             code=ErrorCode.ACL_ERROR_RT_DEVICE_MEM_ERROR)
         s.memory.fill(r, ptr - r.addr, value, count)
         return None
     t = Task(_MEMSET, st, cid, th.clock, MEMSET_ENGINE, memset_cost(s.profile, count))

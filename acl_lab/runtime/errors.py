@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
 
 
 class AclError(Exception):
@@ -75,6 +76,37 @@ class DeadlockError(Exception):
         self.file = file
         self.line = line
         super().__init__(self.report)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickle and copy with every field (``Exception`` would rebuild it from its
+        message alone, and the constructor needs the edges)."""
+        return (type(self), (self.summary, self.edges, self.stacks, self.thread, self.file,
+                             self.line, self.quiet))
+
+    def to_wire(self) -> list[Any]:
+        """The error as plain values (the pipe's codec): see :meth:`from_wire`."""
+        return [self.summary, self.quiet,
+                [[e.waiter, e.target, e.why, e.file, e.line] for e in self.edges],
+                self.stacks, self.thread, self.file, self.line]
+
+    @classmethod
+    def from_wire(cls, fields: Any) -> DeadlockError:
+        """The error :meth:`to_wire` described; fields of the wrong type are left out (the
+        other side may be a learner's process)."""
+        f = list(fields) if isinstance(fields, list) else []
+        f += [None] * (7 - len(f))
+
+        def text(v: Any) -> str:
+            return v[:100_000] if type(v) is str else ""
+
+        def num(v: Any) -> int:
+            return v if type(v) is int else 0
+
+        edges = [WaitEdge(text(e[0]), text(e[1]), text(e[2]), text(e[3]), num(e[4]))
+                 for e in (f[2] if isinstance(f[2], list) else [])[:1000]
+                 if isinstance(e, list) and len(e) == 5]
+        return cls(text(f[0]), edges, text(f[3]), text(f[4]), text(f[5]), num(f[6]),
+                   quiet=f[1] is True)
 
     @property
     def report(self) -> str:

@@ -97,6 +97,15 @@ SHAPE_DATA_NAME = ACL_DYNAMIC_TENSOR_NAME
 SHAPE_DATA_DTYPE = "int64"
 SHAPE_DATA_SHAPE = (1,)
 
+#: At most this many gears: ATC's ``--dynamic_batch_size``, ``--dynamic_image_size`` and
+#: ``--dynamic_dims`` take "(1, 100]" gears (CANN ATC parameter reference, the gear count
+#: constraint of each flag).
+MAX_GEARS = 100
+#: The largest tensor a model may describe, in bytes: GE computes a tensor's memory size in
+#: int64 and refuses a shape whose product overflows it (``CheckInt64MulOverflow`` in the
+#: tensor size calculation), so a loaded model never holds a size that wraps.
+MAX_TENSOR_BYTES = 2**63 - 1
+
 
 class ModelFileError(AclError):
     """An ``.om`` file or buffer cannot be loaded (``code`` 145002 or 145006)."""
@@ -663,6 +672,8 @@ def _validate_gears(model: OmModel) -> None:
         if not all(isinstance(g, list) and g and all(_is_int(v) and v > 0 for v in g)
                    for g in gears):
             raise _bad(f"dynamic_{kind} gears must be lists of positive integers, got {gears}")
+    if len(gears) > MAX_GEARS:
+        raise _bad(f"dynamic_{kind} has {len(gears)} gears; ATC allows at most {MAX_GEARS}")
     keys = [repr(g) for g in gears]
     if len(set(keys)) != len(keys):
         raise _bad(f"dynamic_{kind} has a repeated gear: {gears}")
@@ -760,6 +771,12 @@ def validate(model: OmModel) -> None:
         except OpError as e:
             where = _failing_node(model, key)
             raise _bad(f"{where}{e.message}") from None
+        for name, spec in specs.items():
+            if spec.nbytes > MAX_TENSOR_BYTES:
+                at = f" at {_gear_text(model, key)}" if key else ""
+                raise _bad(f"tensor {name!r} of shape {list(spec.shape)}{at} holds "
+                           f"{spec.nbytes} bytes, more than a tensor size can hold "
+                           f"({MAX_TENSOR_BYTES})")
         for d in model.outputs:
             got = specs[d.name]
             if got.dtype != d.dtype or len(got.shape) != len(d.shape) or any(
@@ -767,6 +784,11 @@ def validate(model: OmModel) -> None:
                 raise _bad(f"model output {d.name!r} is declared {d.dtype}{list(d.shape)} but "
                            f"the graph gives {got.dtype}{list(got.shape)}"
                            + (f" at {_gear_text(model, key)}" if key else ""))
+
+
+    if model.work_bytes() > MAX_TENSOR_BYTES:
+        raise _bad(f"the model's intermediate tensors hold {model.work_bytes()} bytes, more "
+                   f"than a memory size can hold ({MAX_TENSOR_BYTES})")
 
 
 def _gear_text(model: OmModel, key: tuple[int, ...]) -> str:

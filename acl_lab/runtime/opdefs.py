@@ -9,6 +9,7 @@ their definitions with ``register``; nothing here imports the rest of acl_lab.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -34,13 +35,14 @@ class TensorSpec:
 
     @property
     def nbytes(self) -> int:
-        """Size in bytes (element count x element size)."""
-        return int(np.prod(self.shape, dtype=np.int64)) * np.dtype(self.dtype).itemsize
+        """Size in bytes (element count x element size), exact: a shape from a crafted
+        model cannot wrap it around int64."""
+        return math.prod(self.shape) * np.dtype(self.dtype).itemsize
 
     @property
     def size(self) -> int:
-        """Element count."""
-        return int(np.prod(self.shape, dtype=np.int64))
+        """Element count (exact)."""
+        return math.prod(self.shape)
 
 
 class OpError(Exception):

@@ -203,7 +203,7 @@ class Pipe(Transport):
         """Grading: exercise ``index`` starts (the server opens its fresh Session, whose
         host schedule this thread leads)."""
         key, box = self._me()
-        self._send(["begin", key, int(index)])
+        self._send(["begin", key, int(index), threading.current_thread().name])
         self._wait(key, box)
         self._participants = {key}
         self._began = True
@@ -213,7 +213,7 @@ class Pipe(Transport):
         key, box = self._me()
         self._participants = set()
         self._multi = False
-        self._send(["end", key, int(index)])
+        self._send(["end", key, int(index), threading.current_thread().name])
         self._wait(key, box)
 
     # ------------------------------------------------------------------ host schedule
@@ -246,7 +246,7 @@ class Pipe(Transport):
             from ..runtime.pysync import late
             return late(op)
         key, box = self._me()
-        self._send(["host", key, op, wire, file, line])
+        self._send(["host", key, op, wire, file, line, threading.current_thread().name])
         value = self._wait(key, box)
         if op == "start" and type(value) is int:
             self._participants.add(value)
@@ -358,9 +358,8 @@ class Pipe(Transport):
         if error is not None:
             from .server import EXCEPTIONS
 
-            if error[0] == "DeadlockError":
-                quiet = len(error) > 2 and error[2] is True
-                raise DeadlockError(str(error[1]), [], quiet=quiet)
+            if error[0] == "DeadlockError":  # whole: its wait-for edges, stacks and site
+                raise DeadlockError.from_wire(error[1] if len(error) > 1 else None)
             etype = EXCEPTIONS.get(str(error[0]), RuntimeError)
             raise etype(str(error[1]))
         return self._resolve(value)

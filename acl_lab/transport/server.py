@@ -16,19 +16,20 @@ negative when this side started the thread, e.g. ``acl.util.start_thread``):
   shadows the client no longer holds.
 - client -> server ``["done", key, ok, value]``: a callback this side asked for returned
   (``ok``) or raised (``value`` is then its text).
-- client -> server ``["begin", key, index]`` / ``["end", key, index]``: grading's exercise
-  boundaries (a fresh Session per exercise; at the end its trace is written here).
-- client -> server ``["host", key, op, args, file, line]``: a host operation of the program's
-  Python primitives (``runtime.pysync.handle``: the host schedule's turns, waits, rows and
-  edges); thread arguments and tokens are keys.
+- client -> server ``["begin", key, index, thread_name]`` / ``["end", key, index,
+  thread_name]``: grading's exercise boundaries (a fresh Session per exercise; at the end
+  its trace is written here).
+- client -> server ``["host", key, op, args, file, line, thread_name]``: a host operation of
+  the program's Python primitives (``runtime.pysync.handle``: the host schedule's turns,
+  waits, rows and edges); thread arguments and tokens are keys.
 - server -> client ``["ret", key, value, landed, pins, error, multi]``: the call's shaped
-  result,
-  the host bytes that landed since the last reply (``[addr, data]``: copies whose
+  result, the host bytes that landed since the last reply (``[addr, data]``: copies whose
   destination is the client's memory land at the virtual time the copy ends, so the reply to
   the synchronize that completes an async copy carries its bytes), new pinned blocks to
-  mirror (``[addr, nbytes]``), ``[exception type, message]`` (a ``DeadlockError`` adds
-  whether it is quiet) or None, and whether several threads take part in the host schedule
-  now (the client skips reporting what a lone thread's primitives do).
+  mirror (``[addr, nbytes]``), ``[exception type, message]`` (``["DeadlockError", fields]``
+  for a deadlock: every field of the error, ``DeadlockError.to_wire``) or None, and whether
+  several threads take part in the host schedule now (the client skips reporting what a
+  lone thread's primitives do).
 - server -> client ``["run", key, ref, args]``: run the client's callable ``ref``.
 - server -> client ``["bad", message]``: a frame that could not be understood.
 
@@ -70,6 +71,8 @@ EXCEPTIONS = {"TypeError": TypeError, "ValueError": ValueError, "RuntimeError": 
               "NotImplementedError": NotImplementedError, "DeadlockError": DeadlockError,
               "KeyboardInterrupt": KeyboardInterrupt, "MemoryError": MemoryError,
               "IndexError": IndexError, "KeyError": KeyError, "OverflowError": OverflowError}
+#: Where each kind of client message carries the name of the thread that sent it.
+_NAME_FIELD = {"call": 2, "host": 6, "begin": 3, "end": 3}
 #: Calls whose ``O`` argument is a host array the client describes (``host_array``).
 ARRAY_CALLS = ("acl.util.numpy_to_ptr", "acl.util.numpy_contiguous_to_ptr",
                "acl.util.bytes_to_ptr")
@@ -265,7 +268,11 @@ class Server:
             raise ValueError(f"unknown message kind {kind!r}")
         if kind == "done" and key not in self._mail:
             raise ValueError(f"no thread {key} is waiting for a callback")
-        self._box(key, msg[2] if kind == "call" and len(msg) > 2 else "").put(msg)
+        # the partner thread takes the name of the client's thread (every kind of message
+        # that can come first carries it), so the trace names the program's own threads
+        at = _NAME_FIELD.get(kind)
+        name = msg[at] if at is not None and len(msg) > at else ""
+        self._box(key, name).put(msg)
 
     def _box(self, key: int, name: Any) -> queue.SimpleQueue[Any]:
         with self._mail_lock:
@@ -324,11 +331,11 @@ class Server:
 
     def _host_op(self, key: int, msg: list[Any]) -> None:
         """A host operation of the client's Python primitives (``pysync.handle``)."""
-        if len(msg) != 6 or type(msg[2]) is not str or type(msg[3]) is not list \
+        if len(msg) != 7 or type(msg[2]) is not str or type(msg[3]) is not list \
                 or type(msg[4]) is not str or type(msg[5]) is not int:
             self._reply(key, None, ("RuntimeError", "malformed host operation"))
             return
-        _, _, op, args, file, line = msg
+        _, _, op, args, file, line, _ = msg
         if op == "start" and len(args) == 2 and type(args[0]) is int and args[0] > 0 \
                 and type(args[1]) is str:
             self._box(args[0], args[1])  # the started thread's partner here, named like it
@@ -339,7 +346,7 @@ class Server:
                 value = pysync.handle(s, th, op, args, file, line, self._names)
                 self._reply(key, list(value) if type(value) is tuple else value, None)
         except DeadlockError as e:
-            self._reply(key, None, ("DeadlockError", e.summary, e.quiet))
+            self._reply(key, None, ("DeadlockError", e.to_wire()))
         except (pysync.SyncError, ValueError, TypeError) as e:
             self._reply(key, None, ("RuntimeError", f"host operation {op}: {e}"))
 
@@ -388,7 +395,7 @@ class Server:
             except _Exit:
                 raise
             except DeadlockError as e:
-                self._reply(key, None, ("DeadlockError", e.summary, e.quiet))
+                self._reply(key, None, ("DeadlockError", e.to_wire()))
                 return
             except BaseException as e:
                 etype = type(e).__name__ if type(e).__name__ in EXCEPTIONS else "RuntimeError"

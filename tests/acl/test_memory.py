@@ -17,6 +17,7 @@ import acl_lab
 from acl_lab.constants import (
     ACL_DDR_MEM,
     ACL_ERROR_INVALID_PARAM,
+    ACL_ERROR_RT_DEVICE_MEM_ERROR,
     ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
     ACL_ERROR_RT_MEMORY_ALLOCATION,
     ACL_ERROR_RT_PARAM_INVALID,
@@ -404,6 +405,23 @@ def test_memset_count_above_max_returns_107000(ready: ModuleType) -> None:
     assert ready.rt.memset(dev, 10, 1, 11) == ACL_ERROR_RT_PARAM_INVALID
     assert ready.rt.memset_async(dev, 10, 1, 11, 0) == ACL_ERROR_RT_PARAM_INVALID
     assert ready.rt.memset(dev, 10, 1, 0) == ACL_SUCCESS
+
+
+@pytest.mark.parametrize("call", ["memset", "memset_async"])
+def test_memset_past_the_allocation_returns_507053_and_records_no_task(ready: ModuleType,
+                                                                       call: str) -> None:
+    """Negative counts arrive as size_t (2**64 - 5) and a range past the allocation's end
+    is refused with 507053 before any task exists: the trace stays whole (no recorder
+    error escapes the call)."""
+    dev = ok(ready.rt.malloc(KiB, ACL_MEM_MALLOC_NORMAL_ONLY))
+    args: tuple[int, ...] = (dev, -5, 213, -5) if call == "memset" else (dev, -5, 213, -5, 0)
+    assert getattr(ready.rt, call)(*args) == ACL_ERROR_RT_DEVICE_MEM_ERROR
+    args = (dev, 2 * KiB, 1, 2 * KiB) + (() if call == "memset" else (0,))
+    assert getattr(ready.rt, call)(*args) == ACL_ERROR_RT_DEVICE_MEM_ERROR
+    trace = acl_lab.current_session().finish()
+    assert trace.tasks.rows == 0
+    names = [trace.call_name(c) for c in range(trace.calls.rows)]
+    assert names.count(f"acl.rt.{call}") == 2
 
 
 def test_memset_async_on_host_memory_applies_at_once(ready: ModuleType) -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import pickle
 import socket
 import struct
 import subprocess
@@ -27,7 +28,7 @@ import numpy as np
 import pytest
 
 import acl_lab
-from acl_lab import Session
+from acl_lab import DeadlockError, Session
 from acl_lab.acl._boundary import InProcess, current_transport, set_transport
 from acl_lab.constants import (
     ACL_ERROR_RT_PARAM_INVALID,
@@ -366,6 +367,51 @@ def test_a_learner_thread_id_names_its_thread_and_a_join_orders_the_clocks(
     assert trace.strings[int(trace.threads["name"][int(threads[pr])])] == "reporter"
     # after the join, the main thread's calls come after the reporter's in virtual time
     assert int(trace.calls["start_ns"][last]) >= int(trace.calls["end_ns"][pr])
+
+
+def test_a_deadlock_crosses_the_pipe_whole_and_names_the_programs_thread(
+        tmp_path: Path) -> None:
+    """A thread the program named, whose first message is a host operation (a lock), waits
+    on a stream cycle; the main thread joins it. The DeadlockError the client raises carries
+    the wait-for edges, the threads' own names and the call site, and survives pickling;
+    the trace names the thread as the program did."""
+    with piped(tmp_path) as acl:
+        ctx = _ready(acl)
+        gate = threading.Lock()
+
+        def worker() -> None:
+            with gate:  # the thread's first message to the server: a host operation
+                pass
+            assert acl.rt.set_context(ctx) == 0
+            # two streams, each waiting for a record queued behind the other's wait
+            a, b = (ok(acl.rt.create_event_with_flag(1)) for _ in range(2))
+            t1, t2, resetter = (ok(acl.rt.create_stream()) for _ in range(3))
+            for event, stream in ((a, t1), (b, t2)):
+                assert acl.rt.record_event(event, stream) == 0
+                assert acl.rt.reset_event(event, resetter) == 0
+            for waiter, event, other in ((t1, b, a), (t2, a, b)):
+                assert acl.rt.stream_wait_event(waiter, event) == 0
+                assert acl.rt.record_event(other, waiter) == 0
+            with contextlib.suppress(Exception):
+                acl.rt.synchronize_stream(t1)
+
+        t = threading.Thread(target=worker, name="learner-worker")
+        t.start()
+        with pytest.raises(DeadlockError) as info:
+            line = sys._getframe().f_lineno + 1
+            t.join()
+    err = info.value
+    assert [(e.waiter, e.target) for e in err.edges][:2] == [
+        ("thread 0 (MainThread)", "Thread.join of thread 1 (learner-worker)"),
+        ("Thread.join of thread 1 (learner-worker)", "thread 1 (learner-worker)")]
+    assert "stream" in err.edges[-1].target and "waits (through events) on itself" in err.report
+    assert (err.file, err.line) == (__file__, line) and "MainThread" in err.thread
+    again = pickle.loads(pickle.dumps(err))
+    assert type(again) is DeadlockError and again.report == err.report
+    assert again.edges == err.edges
+    trace = server_trace(tmp_path)
+    names = {trace.strings[int(n)] for n in trace.threads["name"]}
+    assert "learner-worker" in names and not any(n.startswith("client-") for n in names)
 
 
 # ------------------------------------------------------------------------------ malformed

@@ -330,3 +330,28 @@ def test_builder_rejects_bad_graphs() -> None:
     g2.add_node("NoSuchOp", [x])
     with pytest.raises(ModelFileError, match="unknown op type"):
         g2.build()
+
+
+def _with_gears(gears: list[int]) -> bytes:
+    """mlp_dynamic's bytes with its batch gears replaced."""
+    data = Path(zoo.path("mlp_dynamic")).read_bytes()
+    return _mutate_header(_set(["dynamic_batch"], gears))(data)
+
+
+@pytest.mark.parametrize("gears", [[1, 2**64], [1, 2**63 - 1], [1, 2**62],
+                                   list(range(1, 102))],
+                         ids=["2^64", "2^63-1", "2^62", "101 gears"])
+def test_gears_past_the_limits_are_145006(gears: list[int]) -> None:
+    """A gear whose tensors' byte size overflows int64 (GE's size check), or more gears
+    than ATC allows: 145006 at load, never a Python error or a wrapped size."""
+    with pytest.raises(ModelFileError) as e:
+        load_om_bytes(_with_gears(gears))
+    assert e.value.code == 145006
+    assert ("more than" in e.value.message) or ("at most 100" in e.value.message)
+
+
+def test_a_large_but_representable_gear_loads_with_exact_sizes() -> None:
+    """A gear of 2**40 is representable: it loads and its sizes are exact, not wrapped."""
+    m = load_om_bytes(_with_gears([1, 2**40]))
+    spec = m.input_specs(2**40)[0]
+    assert spec.nbytes == 2**40 * spec.nbytes // spec.shape[0] > 0
