@@ -166,6 +166,30 @@ def test_dvpp_jpeg_decode_resize_crop_encode(programs: Path, tmp_path: Path) -> 
     assert trace.calls_named("acl.media.dvpp_vpc_batch_crop_async").size == 1
 
 
+def test_dvpp_png_decode_rgb_and_rgba(programs: Path, tmp_path: Path) -> None:
+    w, h = 150, 70
+    x = np.linspace(0, 255, w)[None, :].repeat(h, 0)
+    y = np.linspace(0, 255, h)[:, None].repeat(w, 1)
+    alpha = (np.arange(w * h).reshape(h, w) % 251)
+    rgba = np.stack([x, y, (x + y) / 2, alpha], -1).astype(np.uint8)
+    Image.fromarray(rgba, "RGBA").save(tmp_path / "in.png")
+    proc, trace, summary = run_traced(programs / "dvpp_png", str(tmp_path / "in.png"),
+                                      str(tmp_path), cwd=tmp_path, tag="png")
+    assert proc.returncode == 0, proc.stderr
+    got = _values(proc.stdout)
+    assert got["image"] == [str(w), str(h), "4"]
+    ws3, ws4, hs = 256 * 3, 256 * 4, 80
+    assert got["decoded3"] == [str(ws3 * hs), str(w), str(h), str(ws3), str(hs), "ret", "0"]
+    assert got["decoded4"] == [str(ws4 * hs), str(w), str(h), str(ws4), str(hs), "ret", "0"]
+    assert got["host_input"] == ["100000"]
+    rgb = np.frombuffer((tmp_path / "rgb.bin").read_bytes(), np.uint8).reshape(hs, ws3)
+    assert np.array_equal(rgb[:h, :w * 3].reshape(h, w, 3), rgba[:, :, :3])
+    out = np.frombuffer((tmp_path / "rgba.bin").read_bytes(), np.uint8).reshape(hs, ws4)
+    assert np.array_equal(out[:h, :w * 4].reshape(h, w, 4), rgba)
+    assert summary["findings"] == []
+    assert trace.calls_named("acl.media.dvpp_png_decode_async").size == 3
+
+
 def _h264_frames(w: int, h: int, n: int) -> list[bytes]:
     from fractions import Fraction
 
