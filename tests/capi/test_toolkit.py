@@ -63,6 +63,32 @@ def test_toolkit_folder_has_cann_layout() -> None:
     assert " T aclrtMalloc" in runtime and " T acldvppJpegDecodeAsync" not in runtime
 
 
+def test_thirdpart_avcodec_gives_ffmpeg4_code_the_bitstream_filters(tmp_path: Path) -> None:
+    """acllite's VideoCapture (FFmpeg 4 code) names AVBitStreamFilter after including only
+    libavcodec/avcodec.h; with THIRDPART_PATH at the toolkit's thirdpart folder it compiles
+    against FFmpeg 5+, where the declaration moved to libavcodec/bsf.h."""
+    root = build.toolkit()
+    header = root / "thirdpart" / "include" / "libavcodec" / "avcodec.h"
+    assert header.is_file()
+    system = subprocess.run(["g++", "-E", "-x", "c++", "-"], input="#include "
+                            "<libavcodec/avcodec.h>\n", capture_output=True, text=True)
+    if system.returncode != 0:
+        pytest.skip("FFmpeg's development headers (libavcodec-dev) are not installed")
+    src = tmp_path / "bsf.cpp"
+    src.write_text("extern \"C\" {\n#include <libavcodec/avcodec.h>\n}\n"
+                   "int main() { const AVBitStreamFilter *f = av_bsf_get_by_name(\"null\");"
+                   " AVBSFContext *ctx = nullptr; (void)ctx; return f == nullptr; }\n")
+    cmd = ["g++", "-c", str(src), "-o", str(tmp_path / "bsf.o")]
+    with_kit = subprocess.run([*cmd, f"-I{root / 'thirdpart' / 'include'}"],
+                              capture_output=True, text=True)
+    assert with_kit.returncode == 0, with_kit.stderr
+    version = subprocess.run(["g++", "-dM", "-E", "-x", "c++", "-"], input="#include "
+                             "<libavcodec/version.h>\n", capture_output=True, text=True)
+    if "LIBAVCODEC_VERSION_MAJOR 58" not in version.stdout:  # FFmpeg 5+: bsf.h is needed
+        alone = subprocess.run(cmd, capture_output=True, text=True)
+        assert alone.returncode != 0 and "AVBitStreamFilter" in alone.stderr
+
+
 def test_a_dvpp_program_without_acl_dvpp_does_not_link(tmp_path: Path) -> None:
     root = build.toolkit()
     src = tmp_path / "p.cpp"
