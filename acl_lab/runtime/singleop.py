@@ -24,7 +24,15 @@ from .errors import AclError
 from .kinds import Engine, ObjectKind, TaskKind
 from .memory import DEVICE, DVPP, HOST_PAGEABLE, HOST_PINNED, KIND_NAMES, SIZE_MAX
 from .objects import HostThread, Task
-from .opdefs import ACL_TO_NUMPY, NUMPY_TO_ACL, OpDef, OpError, TensorSpec, get_op
+from .opdefs import (
+    ACL_TO_NUMPY,
+    FORMATS_ATTR,
+    NUMPY_TO_ACL,
+    OpDef,
+    OpError,
+    TensorSpec,
+    get_op,
+)
 
 if TYPE_CHECKING:
     from .session import Session
@@ -566,7 +574,9 @@ def execute_op_handle(s: Session, th: HostThread, cid: int, handle: int,
 def _kernel_fn(op: OpDef, in_specs: list[TensorSpec], out_specs: list[TensorSpec],
                attrs: dict[str, Any], consts: dict[int, np.ndarray],
                order: list[int]) -> Any:
-    """The task's effect: bytes of the device inputs -> bytes of the outputs."""
+    """The task's effect: bytes of the device inputs -> bytes of the outputs (the kernel is
+    told the inputs' tensor formats, see ``kernels.FORMATS_ATTR``)."""
+    attrs = {**attrs, FORMATS_ATTR: tuple(spec.format for spec in in_specs)}
 
     def run(data: list[bytes]) -> list[bytes]:
         arrays: list[np.ndarray] = []
