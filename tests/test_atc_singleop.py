@@ -155,3 +155,55 @@ def test_names_atc_accepts_but_numpy_cannot_hold_say_so(
     code, out, err = compile_ops(tmp_path, ops, capsys)
     assert code == 255 and text in err, err
     assert not out.exists()
+
+
+#: the acl_execute_conv2d sample's op list, smaller: x NHWC, filter NCHW, y NHWC, strides and
+#: dilations [1, 1, 1, 1], pads [1, 1, 1, 1], data_format left at its default
+CONV_NHWC = [{"op": "Conv2D",
+              "input_desc": [{"format": "NHWC", "shape": [2, 6, 5, 3], "type": "float16"},
+                             {"format": "NCHW", "shape": [4, 3, 3, 3], "type": "float16"}],
+              "output_desc": [{"format": "NHWC", "shape": [2, 6, 5, 4], "type": "float16"}],
+              "attr": [{"name": "strides", "type": "list_int", "value": [1, 1, 1, 1]},
+                       {"name": "pads", "type": "list_int", "value": [1, 1, 1, 1]},
+                       {"name": "dilations", "type": "list_int", "value": [1, 1, 1, 1]}]}]
+
+
+def test_nhwc_conv2d_compiles_and_executes_as_the_conv2d_sample_does(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], ready: ModuleType) -> None:
+    """The NHWC Conv2D of the acl_execute_conv2d sample compiles (its output desc is what
+    the op computes) and runs with the program's NHWC/NCHW descs: the numbers are the NCHW
+    convolution's, transposed; an NCHW-shaped output desc fails to compile."""
+    from tests.acl.test_op import desc_of, from_device, make_attr, to_device
+
+    code, out, err = compile_ops(tmp_path, CONV_NHWC, capsys)
+    assert code == 0, err
+    assert ready.op.set_model_dir(str(out)) == 0
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((2, 6, 5, 3)).astype(np.float16)
+    w = rng.standard_normal((4, 3, 3, 3)).astype(np.float16)
+    acl = ready
+    descs = [desc_of(acl, x.shape, np.float16, 1), desc_of(acl, w.shape, np.float16, 0)]
+    bufs = [acl.create_data_buffer(*to_device(acl, a)) for a in (x, w)]
+    y_desc = desc_of(acl, (2, 6, 5, 4), np.float16, 1)
+    y_ptr, _ = to_device(acl, np.zeros((2, 6, 5, 4), np.float16))
+    y_buf = acl.create_data_buffer(y_ptr, 2 * 6 * 5 * 4 * 2)
+
+    def attrs(acl: ModuleType, attr: int) -> None:
+        for name in ("strides", "dilations"):
+            assert acl.op.set_attr_list_int(attr, name, [1, 1, 1, 1]) == 0
+        assert acl.op.set_attr_list_int(attr, "pads", [1, 1, 1, 1]) == 0
+
+    stream, _ = acl.rt.create_stream()
+    assert acl.op.execute_v2("Conv2D", descs, bufs, [y_desc], [y_buf], make_attr(acl, attrs),
+                             stream) == 0
+    assert acl.rt.synchronize_stream(stream) == 0
+    got = from_device(acl, y_ptr, (2, 6, 5, 4), np.float16).astype(np.float32)
+    [want] = run_op(ready, "Conv2D", [np.ascontiguousarray(x.transpose(0, 3, 1, 2)), w],
+                    [((2, 4, 6, 5), np.float16)], attrs, fmt=0)
+    np.testing.assert_allclose(got, want.astype(np.float32).transpose(0, 2, 3, 1), rtol=1e-2,
+                               atol=1e-2)
+    bad = json.loads(json.dumps(CONV_NHWC))
+    bad[0]["output_desc"][0]["shape"] = [2, 4, 6, 5]
+    (tmp_path / "b").mkdir()
+    code, _, err = compile_ops(tmp_path / "b", bad, capsys)
+    assert code == 255 and "is not what it computes" in err

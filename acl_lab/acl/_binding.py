@@ -1131,8 +1131,6 @@ _REASONS: tuple[tuple[str, tuple[str, ...], str], ...] = (
                    "dvpp_vpc_batch_crop_resize_make_border_async"),
      "border configs and make-border padding (border types, per-channel values) are not "
      "emulated"),
-    ("acl.media", ("dvpp_png_",), "PNGD (PNG to RGB888/RGBA8888) is not emulated: the emulated "
-                                  "DVPP handles JPEG and YUV420SP only"),
     ("acl.media", ("dvpp_vpc_convert_color_async", "dvpp_vpc_pyr_down_async"),
      "colour conversion and pyramid down-scaling work on formats other than YUV420SP, which "
      "the emulated VPC does not handle"),

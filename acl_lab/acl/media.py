@@ -1,5 +1,5 @@
 """``acl.media``: DVPP memory, channels, picture and stream descs, JPEG decode and encode,
-VPC resize, crop and crop-and-paste (single and batch), and VDEC/VENC video channels.
+PNG decode, VPC resize, crop and crop-and-paste (single and batch), and VDEC/VENC video channels.
 
 Every ``acl.media`` function a public pyACL sample (or acllite) calls, with the binding's
 names, parse formats and return shapes (the binding table's ``acl.media`` rows, docs/sources.md).
@@ -239,6 +239,62 @@ def dvpp_jpeg_decode_async(s: Session, th: HostThread, cid: int, chan_desc: int,
     dvpp_get_pic_desc_ret_code and a trace diagnostic (ret stays 0).
     """
     dvpp.jpeg_decode_async(s, th, cid, chan_desc, data, size, out_desc, stream)
+
+
+# ------------------------------------------------------------------ PNG
+
+
+@acl_api("acl.media.dvpp_png_get_image_info", "acldvppPngGetImageInfo", "pI", out=3,
+         default=(0, 0, 0))
+def dvpp_png_get_image_info(s: Session, th: HostThread, cid: int, data: int,
+                            size: int) -> tuple[int, int, int]:
+    """``(width, height, components, ret)`` from the IHDR chunk of a PNG in **host** memory;
+    components is 1 for gray, 2 for gray + alpha, 3 for RGB and 4 for RGBA.
+
+    100000 for a null, device or unknown pointer, or bytes that are not a PNG header.
+    Differs from real ACL: the header is parsed by the emulator; a palette PNG reports 3
+    components (with or without a tRNS chunk), the real function's count for it is
+    unverified.
+    """
+    info = dvpp.png_image_info(s, data, size, "acl.media.dvpp_png_get_image_info")
+    return info.width, info.height, info.components
+
+
+@acl_api("acl.media.dvpp_png_predict_dec_size", "acldvppPngPredictDecSize", "pIi", out=1)
+def dvpp_png_predict_dec_size(s: Session, th: HostThread, cid: int, data: int, size: int,
+                              out_format: int) -> int:
+    """``(size, ret)``: output buffer size for decoding the PNG at host ``data``:
+    ``align(w, 128) * 3 * align(h, 16)`` for PIXEL_FORMAT_RGB_888 (12), ``* 4`` for
+    PIXEL_FORMAT_RGBA_8888 (16) and PIXEL_FORMAT_UNKNOWN (10000, sized for the larger
+    format); 100000 for any other format.
+
+    Differs from real ACL: the formula follows the documented PNGD output strides; the real
+    function's exact result (and whether UNKNOWN is sized by the source's own kind) is
+    unverified.
+    """
+    return dvpp.png_predict_dec_size(s, data, size, out_format)
+
+
+@acl_api("acl.media.dvpp_png_decode_async", "acldvppPngDecodeAsync", "kpIkk", launch=True)
+def dvpp_png_decode_async(s: Session, th: HostThread, cid: int, chan_desc: int, data: int,
+                          size: int, out_desc: int, stream: int) -> None:
+    """Queue a PNG decode (PNGD) on ``stream``: the PNG bytes at device address ``data``
+    become packed RGB888 (out desc format 12) or RGBA8888 (16, sources with alpha only), or
+    the source's own kind for PIXEL_FORMAT_UNKNOWN (10000), written with the out desc's
+    strides; synchronize the stream before reading them or the desc's width/height.
+
+    Codes: 100000 for a channel that was not created, host memory, another output format,
+    RGBA8888 from a PNG without alpha, output strides that break the PNGD rule (widthStride
+    = width aligned to 128 times 3 or 4 bytes per pixel; heightStride = height aligned to
+    16), a buffer smaller than widthStride*heightStride or a resolution outside
+    32x32..4096x4096. Strides left at 0 are filled in.
+    Differs from real ACL: decoding uses Pillow (libpng-compatible, lossless, so pixels
+    match); 16-bit samples keep their high byte; memory from acl.rt.malloc is accepted with
+    a warning; the checks run at call time when the PNG bytes are already in device memory,
+    otherwise the task reports a failure through dvpp_get_pic_desc_ret_code and a trace
+    diagnostic (ret stays 0); a desc left at PIXEL_FORMAT_UNKNOWN keeps that format.
+    """
+    dvpp.png_decode_async(s, th, cid, chan_desc, data, size, out_desc, stream)
 
 
 # ------------------------------------------------------------------ resize

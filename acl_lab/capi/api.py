@@ -527,6 +527,12 @@ aclError acldvppJpegPredictDecSize(const void *data, uint32_t dataSize,
     acldvppPixelFormat outputPixelFormat, uint32_t *decSize);
 aclError acldvppJpegPredictEncSize(const acldvppPicDesc *inputDesc,
     const acldvppJpegeConfig *config, uint32_t *size);
+aclError acldvppPngDecodeAsync(acldvppChannelDesc *channelDesc, const void *data, uint32_t size,
+    acldvppPicDesc *outputDesc, aclrtStream stream);
+aclError acldvppPngGetImageInfo(const void *data, uint32_t dataSize, uint32_t *width,
+    uint32_t *height, int32_t *components);
+aclError acldvppPngPredictDecSize(const void *data, uint32_t dataSize,
+    acldvppPixelFormat outputPixelFormat, uint32_t *decSize);
 aclvdecChannelDesc *aclvdecCreateChannelDesc(void);
 aclError aclvdecDestroyChannelDesc(aclvdecChannelDesc *channelDesc);
 aclError aclvdecSetChannelDescChannelId(aclvdecChannelDesc *channelDesc, uint32_t channelId);
@@ -658,6 +664,7 @@ HINTS: dict[str, Hint] = {
     "acldvppJpegEncodeAsync": Hint(ptrs=("size",)),
     "acldvppJpegGetImageInfo": Hint(optional=("components",)),
     "acldvppJpegGetImageInfoV2": Hint(optional=("components", "format")),
+    "acldvppPngGetImageInfo": Hint(optional=("components",)),
     "aclvdecSetChannelDescThreadId": _THREAD,
     "aclvencSetChannelDescThreadId": _THREAD,
     "aclvdecSetChannelDescCallback": _CUSTOM,

@@ -174,8 +174,8 @@ def _init_code(paths: list[str]) -> str:
 
 def cache_dir() -> Path:
     """Where the built libraries go: ``$ACL_LAB_CACHE/capi/<key>`` (else
-    ``~/.cache/acl_lab/capi/<key>``); the key hashes the headers, the table, the build, the
-    bridge and Python."""
+    ``~/.cache/acl_lab/capi/<key>``); the key hashes the headers (the toolkit's third-party
+    compatibility headers too), the table, the build, the bridge and Python."""
     base = os.environ.get("ACL_LAB_CACHE")
     root = Path(base) if base else Path.home() / ".cache" / "acl_lab"
     h = hashlib.sha256()
@@ -183,6 +183,8 @@ def cache_dir() -> Path:
         h.update((INCLUDE_DIR / name).read_bytes())
     for mod in ("api.py", "build.py", "bridge.py"):
         h.update((Path(__file__).parent / mod).read_bytes())
+    for extra in sorted(THIRDPART_DIR.rglob("*.h")):
+        h.update(extra.read_bytes())
     h.update(sys.version.encode())
     h.update(sys.executable.encode())
     return root / "capi" / h.hexdigest()[:16]
@@ -273,13 +275,20 @@ TOOLKIT_INCLUDES = ("runtime/include", "include")
 TOOLKIT_LIBS = ("runtime/lib64/stub", "runtime/lib64", "compiler/lib64/stub", "atc/lib64")
 #: folders a build file names that hold nothing here (``driver``: the board's media library,
 #: whose absence tells the samples' build files they run on a server)
-TOOLKIT_EMPTY = ("driver", "thirdpart/include", "thirdpart/lib")
+TOOLKIT_EMPTY = ("driver", "thirdpart/lib")
+#: the project's compatibility headers for the third-party libraries the samples' own
+#: libraries use, copied to the toolkit's ``thirdpart/include`` (``THIRDPART_PATH/include``):
+#: ``libavcodec/avcodec.h`` gives acllite's FFmpeg-4 code the bitstream-filter declarations
+#: FFmpeg 5 moved to ``libavcodec/bsf.h``
+THIRDPART_DIR = Path(__file__).resolve().parent / "thirdpart"
+TOOLKIT_THIRDPART_INCLUDE = "thirdpart/include"
 
 
 def toolkit(force: bool = False) -> Path:
     """The CANN-shaped toolkit folder (built once per version of the sources): headers in
     ``runtime/include`` and ``include``, every library in ``runtime/lib64/stub`` and the
-    other library folders the samples' build files name. Its path."""
+    other library folders the samples' build files name, the compatibility headers in
+    ``thirdpart/include`` (for ``THIRDPART_PATH=<toolkit>/thirdpart``). Its path."""
     build(force=force)
     root = cache_dir() / "toolkit"
     stamp = root / ".complete"
@@ -295,6 +304,7 @@ def toolkit(force: bool = False) -> Path:
                 os.symlink(library_path(name), tmp / libdir / f"lib{name}.so")
         for empty in TOOLKIT_EMPTY:
             (tmp / empty).mkdir(parents=True)
+        shutil.copytree(THIRDPART_DIR, tmp / TOOLKIT_THIRDPART_INCLUDE)
         (tmp / ".complete").write_text("acl_lab toolkit\n")
         if root.exists():
             shutil.rmtree(root)

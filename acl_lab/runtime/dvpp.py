@@ -1,6 +1,6 @@
 """DVPP on the emulated device: channels, picture, batch and stream descriptions, ROI and
-JPEGE configs, JPEG decode (JPEGD) and encode (JPEGE), VPC resize, crop and crop-and-paste
-(single and batch). VDEC/VENC channels are in ``runtime.video``.
+JPEGE configs, JPEG decode (JPEGD) and encode (JPEGE), PNG decode (PNGD), VPC resize, crop and
+crop-and-paste (single and batch). VDEC/VENC channels are in ``runtime.video``.
 
 Functions over a ``Session`` (all state stays on the Session; this module keeps none). The
 JPEG decoder (JPEGD) and the resizer (VPC) are tasks on the device's DVPP engine
@@ -26,7 +26,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..constants import ErrorCode
+from ..constants import (
+    PIXEL_FORMAT_RGB_888,
+    PIXEL_FORMAT_RGBA_8888,
+    PIXEL_FORMAT_UNKNOWN,
+    ErrorCode,
+)
 from . import buffers, copies, devices, streams
 from .costs import dvpp_ns, vpc_ns
 from .errors import AccessError, AclError
@@ -341,8 +346,9 @@ def parse_jpeg_header(data: bytes) -> JpegInfo:
     raise bad("the stream ends before its frame header (SOF)")
 
 
-def read_host_jpeg(s: Session, ptr: int, size: int, api: str) -> bytes:
-    """The ``size`` bytes at host address ``ptr`` (100000 for null, device or unknown).
+def read_host_jpeg(s: Session, ptr: int, size: int, api: str, what: str = "JPEG") -> bytes:
+    """The ``size`` bytes at host address ``ptr`` (100000 for null, device or unknown);
+    ``what`` names the picture kind in the messages (``"JPEG"``, ``"PNG"``).
 
     In the device run mode (RC, the program on the board) device and DVPP memory are the
     host's memory too, so the header is read where the program put the file: the public
@@ -350,9 +356,9 @@ def read_host_jpeg(s: Session, ptr: int, size: int, api: str) -> bytes:
     size there, which succeeds on a 310B board (issue 28's hardware run).
     """
     if ptr == 0 or size == 0:
-        raise AclError(ACL_ERROR_INVALID_PARAM, f"{api}: the JPEG data is null or empty")
+        raise AclError(ACL_ERROR_INVALID_PARAM, f"{api}: the {what} data is null or empty")
     if s.run_mode == "host" and s.memory.is_device_addr(ptr):
-        raise AclError(ACL_ERROR_INVALID_PARAM, f"{api} reads the JPEG header from host "
+        raise AclError(ACL_ERROR_INVALID_PARAM, f"{api} reads the {what} header from host "
                                                 f"memory, but {ptr:#x} is a device address: "
                                                 "pass the host buffer the file was read into")
     try:
@@ -630,6 +636,254 @@ def jpeg_decode_async(s: Session, th: HostThread, cid: int, chan: int, in_ptr: i
     queue_device_task(s, th, cid, st, TaskKind.DVPP, Engine.DVPP, dvpp_ns(s.profile, pixels),
                       [(in_ptr, in_size, "JPEGD input")], [(out.data, need, "JPEGD output")],
                       run, "JPEGD", allowed=(DEVICE, DVPP))
+
+
+# ------------------------------------------------------------------ PNG decode (PNGD)
+#
+# The PNGD rules, from CANN's "PNGD functions and restrictions" page (aclcppdevg_03_0367 in
+# the 8.0 API reference; aclpythondevg_01_0405 for pyACL) and the acldvppPngDecodeAsync,
+# acldvppPngGetImageInfo and acldvppPngPredictDecSize pages:
+#
+# * input resolution 32x32 to 4096x4096; the output keeps the input's resolution;
+# * output RGB888 from an RGB, GRAY, RGBA or AGRAY (gray + alpha) source, RGBA8888 only from
+#   a source with alpha (RGBA, AGRAY); PIXEL_FORMAT_UNKNOWN keeps the source's kind (RGB888
+#   for RGB/GRAY, RGBA8888 for RGBA/AGRAY);
+# * widthStride = align(width, 128) * 3 (RGB888) or * 4 (RGBA8888), in bytes;
+#   heightStride = align(height, 16); the buffer holds widthStride * heightStride bytes;
+# * acldvppPngPredictDecSize takes RGB888, RGBA8888 or UNKNOWN ("the format that requires
+#   the maximum allocation").
+#
+# The PNG signature and IHDR layout are the PNG specification's (W3C PNG, section 11.2.2).
+
+#: the 8-byte PNG file signature (PNG specification, 5.2)
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+#: IHDR colour types (PNG specification, 11.2.2)
+PNG_GRAY, PNG_RGB, PNG_PALETTE, PNG_GRAY_ALPHA, PNG_RGBA = 0, 2, 3, 4, 6
+#: colour channels acldvppPngGetImageInfo reports per colour type (a palette is RGB)
+_PNG_COMPONENTS = {PNG_GRAY: 1, PNG_RGB: 3, PNG_PALETTE: 3, PNG_GRAY_ALPHA: 2, PNG_RGBA: 4}
+#: bit depths the PNG specification allows per colour type
+_PNG_DEPTHS = {PNG_GRAY: (1, 2, 4, 8, 16), PNG_RGB: (8, 16), PNG_PALETTE: (1, 2, 4, 8),
+               PNG_GRAY_ALPHA: (8, 16), PNG_RGBA: (8, 16)}
+#: PNGD resolution limits and output alignment (the PNGD restrictions page)
+PNGD_MIN_WH, PNGD_MAX_WH = 32, 4096
+PNGD_WIDTH_ALIGN, PNGD_HEIGHT_ALIGN = 128, 16
+#: bytes per pixel of the PNGD output formats
+PNGD_BYTES_PER_PIXEL = {PIXEL_FORMAT_RGB_888: 3, PIXEL_FORMAT_RGBA_8888: 4}
+PNGD_FEATURE = "PNG decoding (DVPP PNGD)"
+
+
+@dataclass(frozen=True)
+class PngInfo:
+    """What a PNG's IHDR chunk says."""
+
+    width: int
+    height: int
+    bit_depth: int
+    color_type: int
+    interlace: int
+
+    @property
+    def components(self) -> int:
+        """The colour channels acldvppPngGetImageInfo reports (GRAY 1, AGRAY 2, RGB and
+        palette 3, RGBA 4)."""
+        return _PNG_COMPONENTS[self.color_type]
+
+    @property
+    def has_alpha(self) -> bool:
+        """True for RGBA and gray + alpha sources (the two that decode to RGBA8888)."""
+        return self.color_type in (PNG_GRAY_ALPHA, PNG_RGBA)
+
+    def output_format(self, requested: int) -> int:
+        """The pixel format PNGD writes for ``requested`` (UNKNOWN keeps the source kind)."""
+        if requested == PIXEL_FORMAT_UNKNOWN:
+            return PIXEL_FORMAT_RGBA_8888 if self.has_alpha else PIXEL_FORMAT_RGB_888
+        return requested
+
+
+def parse_png_header(data: bytes) -> PngInfo:
+    """Check the PNG signature and read the IHDR chunk (the first chunk of every PNG).
+
+    Raises:
+        AclError: 100000 when the bytes are not a PNG or the IHDR is invalid.
+    """
+    def bad(why: str) -> AclError:
+        return AclError(ACL_ERROR_INVALID_PARAM, f"not a valid PNG stream: {why}")
+
+    if not data.startswith(PNG_SIGNATURE):
+        raise bad("it does not start with the PNG signature 89 50 4E 47 0D 0A 1A 0A")
+    i = len(PNG_SIGNATURE)
+    if len(data) < i + 8 + 13:
+        raise bad("the stream ends before its IHDR chunk")
+    length = int.from_bytes(data[i:i + 4], "big")
+    if data[i + 4:i + 8] != b"IHDR" or length != 13:
+        raise bad("the first chunk is not a 13-byte IHDR")
+    h = data[i + 8:i + 21]
+    width, height = int.from_bytes(h[0:4], "big"), int.from_bytes(h[4:8], "big")
+    depth, ctype, compression, filt, interlace = h[8], h[9], h[10], h[11], h[12]
+    if width == 0 or height == 0:
+        raise bad(f"the IHDR gives {width}x{height}")
+    if ctype not in _PNG_DEPTHS or depth not in _PNG_DEPTHS[ctype]:
+        raise bad(f"colour type {ctype} with bit depth {depth} is not a PNG combination")
+    if compression != 0 or filt != 0 or interlace not in (0, 1):
+        raise bad(f"compression {compression}, filter {filt} or interlace {interlace} is not 0")
+    return PngInfo(width, height, depth, ctype, interlace)
+
+
+def png_image_info(s: Session, ptr: int, size: int, api: str) -> PngInfo:
+    """acldvppPngGetImageInfo: parse the header of a PNG in host memory."""
+    return parse_png_header(read_host_jpeg(s, ptr, size, api, "PNG"))
+
+
+def png_predict_dec_size(s: Session, ptr: int, size: int, out_format: int) -> int:
+    """acldvppPngPredictDecSize: align(w, 128) * bytes per pixel * align(h, 16); UNKNOWN is
+    sized as RGBA8888, the larger output format."""
+    info = png_image_info(s, ptr, size, "acl.media.dvpp_png_predict_dec_size")
+    fmt = PIXEL_FORMAT_RGBA_8888 if out_format == PIXEL_FORMAT_UNKNOWN else out_format
+    bpp = PNGD_BYTES_PER_PIXEL.get(fmt)
+    if bpp is None:
+        raise AclError(ACL_ERROR_INVALID_PARAM,
+                       f"output pixel format {out_format} is not a PNGD output format "
+                       f"({PIXEL_FORMAT_RGB_888} RGB888, {PIXEL_FORMAT_RGBA_8888} RGBA8888 or "
+                       f"{PIXEL_FORMAT_UNKNOWN} UNKNOWN)")
+    return (_align(info.width, PNGD_WIDTH_ALIGN) * bpp
+            * _align(info.height, PNGD_HEIGHT_ALIGN))
+
+
+def pngd_strides(info: PngInfo, fmt: int) -> tuple[int, int]:
+    """The (widthStride, heightStride) PNGD requires for this picture in format ``fmt``."""
+    bpp = PNGD_BYTES_PER_PIXEL[info.output_format(fmt)]
+    return (_align(info.width, PNGD_WIDTH_ALIGN) * bpp,
+            _align(info.height, PNGD_HEIGHT_ALIGN))
+
+
+def _check_pngd_input(info: PngInfo) -> None:
+    if not (PNGD_MIN_WH <= info.width <= PNGD_MAX_WH
+            and PNGD_MIN_WH <= info.height <= PNGD_MAX_WH):
+        raise AclError(ACL_ERROR_INVALID_PARAM,
+                       f"PNGD input resolution must be {PNGD_MIN_WH}x{PNGD_MIN_WH} to "
+                       f"{PNGD_MAX_WH}x{PNGD_MAX_WH}; this PNG is {info.width}x{info.height}")
+
+
+def _check_pngd_format(fmt: int, info: PngInfo) -> None:
+    """RGBA8888 output needs a source with alpha (the PNGD format table)."""
+    if fmt == PIXEL_FORMAT_RGBA_8888 and not info.has_alpha:
+        raise AclError(ACL_ERROR_INVALID_PARAM,
+                       "PNGD writes RGBA8888 only from a PNG with an alpha channel (RGBA or "
+                       "gray + alpha); this PNG has none: use PIXEL_FORMAT_RGB_888 "
+                       f"({PIXEL_FORMAT_RGB_888}) or PIXEL_FORMAT_UNKNOWN")
+
+
+def _check_pngd_output(ws: int, hs: int, size: int, fmt: int, info: PngInfo) -> None:
+    """The output format and layout rules (format ``fmt`` as the desc gives it)."""
+    _check_pngd_format(fmt, info)
+    out_fmt = info.output_format(fmt)
+    bpp = PNGD_BYTES_PER_PIXEL[out_fmt]
+    want_ws, want_hs = pngd_strides(info, fmt)
+    if ws % (PNGD_WIDTH_ALIGN * bpp) or ws < info.width * bpp:
+        raise AclError(ACL_ERROR_INVALID_PARAM,
+                       f"PNGD output widthStride must be the width aligned up to "
+                       f"{PNGD_WIDTH_ALIGN} times {bpp} bytes per pixel; got "
+                       f"widthStride={ws} for width {info.width}: use {want_ws}")
+    if hs % PNGD_HEIGHT_ALIGN or hs < info.height:
+        raise AclError(ACL_ERROR_INVALID_PARAM,
+                       f"PNGD output heightStride must be the height aligned up to "
+                       f"{PNGD_HEIGHT_ALIGN}; got heightStride={hs} for height {info.height}: "
+                       f"use {want_hs}")
+    if size < ws * hs:
+        raise AclError(ACL_ERROR_INVALID_PARAM,
+                       f"PNGD output needs widthStride*heightStride = {ws}*{hs} = {ws * hs} "
+                       "bytes (acl.media.dvpp_png_predict_dec_size), but the pic desc size "
+                       f"is {size}")
+
+
+def decode_png(data: bytes, info: PngInfo, fmt: int, ws: int, hs: int) -> bytes:
+    """Decode a PNG (Pillow) into packed RGB888 or RGBA8888 rows of ``ws`` bytes, ``hs``
+    rows; padding is 0. Samples of 16-bit PNGs keep their high byte."""
+    _require_pillow(PNGD_FEATURE)
+    from PIL import Image
+
+    im: Image.Image = Image.open(io.BytesIO(data))
+    im.load()
+    if im.mode in ("I", "I;16", "I;16B", "I;16L"):  # 16-bit gray: keep the high byte
+        im = Image.fromarray((np.asarray(im, dtype=np.uint32) >> 8).astype(np.uint8), "L")
+    out_fmt = info.output_format(fmt)
+    rgb = np.asarray(im.convert("RGBA" if out_fmt == PIXEL_FORMAT_RGBA_8888 else "RGB"),
+                     dtype=np.uint8)
+    h, w, c = rgb.shape
+    out = np.zeros((hs, ws), dtype=np.uint8)
+    out[:h, :w * c] = rgb.reshape(h, w * c)
+    return out.tobytes()
+
+
+def png_decode_async(s: Session, th: HostThread, cid: int, chan: int, in_ptr: int,
+                     in_size: int, out_handle: int, stream: int) -> None:
+    """acldvppPngDecodeAsync: queue a PNGD task that writes RGB888/RGBA8888 into the out
+    desc (the JPEGD task's shape: checks at call time when the PNG bytes are already in
+    device memory, otherwise in the task through the desc's ret code)."""
+    api = "acl.media.dvpp_png_decode_async"
+    _require_pillow(PNGD_FEATURE)
+    _live_channel(s, chan)
+    out = pic_desc(s, out_handle)
+    st = streams.lookup(s, th, stream)
+    if in_size == 0:
+        raise AclError(ACL_ERROR_INVALID_PARAM, f"{api}: the PNG size is 0")
+    _dvpp_buffer(s, cid, in_ptr, in_size, "PNGD input")
+    fmt = out.format
+    if fmt not in (*PNGD_BYTES_PER_PIXEL, PIXEL_FORMAT_UNKNOWN):
+        raise AclError(ACL_ERROR_INVALID_PARAM,
+                       f"{api}: the output pic desc format is {fmt}; PNGD writes "
+                       f"PIXEL_FORMAT_RGB_888 ({PIXEL_FORMAT_RGB_888}), PIXEL_FORMAT_RGBA_8888 "
+                       f"({PIXEL_FORMAT_RGBA_8888}) or, with PIXEL_FORMAT_UNKNOWN "
+                       f"({PIXEL_FORMAT_UNKNOWN}), the source's own kind")
+    head = _peek(s, in_ptr, in_size)
+    info: PngInfo | None = None
+    if head is not None:
+        info = parse_png_header(head)
+        _check_pngd_input(info)
+        _check_pngd_format(fmt, info)
+        want_ws, want_hs = pngd_strides(info, fmt)
+        if out.width_stride == 0:
+            out.width_stride = want_ws
+        if out.height_stride == 0:
+            out.height_stride = want_hs
+        _check_pngd_output(out.width_stride, out.height_stride, out.size, fmt, info)
+    elif out.width_stride == 0 or out.height_stride == 0:
+        raise AclError(ACL_ERROR_INVALID_PARAM,
+                       f"{api}: the PNG bytes are not in device memory yet (a copy is still "
+                       "in flight), so set the output widthStride/heightStride explicitly")
+    ws, hs = out.width_stride, out.height_stride
+    need = ws * hs
+    if out.size < need:
+        raise AclError(ACL_ERROR_INVALID_PARAM, f"PNGD output needs {need} bytes "
+                                                f"(widthStride*heightStride), the pic desc "
+                                                f"size is {out.size}")
+    _dvpp_buffer(s, cid, out.data, need, "PNGD output")
+    size = out.size
+    pixels = info.width * info.height if info is not None else ws * hs
+    out.ret_code = 0
+
+    def run(inputs: list[bytes]) -> list[bytes]:
+        data = inputs[0]
+        try:
+            got = parse_png_header(data)
+            _check_pngd_input(got)
+            _check_pngd_output(ws, hs, size, fmt, got)
+            try:
+                pixels_out = decode_png(data, got, fmt, ws, hs)
+            except (OSError, ValueError, SyntaxError) as e:
+                raise AclError(ACL_ERROR_INVALID_PARAM, f"the PNG stream is corrupt: "
+                                                        f"{e}") from None
+        except AclError as e:
+            out.ret_code = e.code
+            s.diag(cid, "dvpp_task_failed", f"PNGD task failed ({e.code}): {e.message}; "
+                                            "see acl.media.dvpp_get_pic_desc_ret_code", 2)
+            return [b""]
+        out.width, out.height = got.width, got.height
+        return [pixels_out]
+
+    queue_device_task(s, th, cid, st, TaskKind.DVPP, Engine.DVPP, dvpp_ns(s.profile, pixels),
+                      [(in_ptr, in_size, "PNGD input")], [(out.data, need, "PNGD output")],
+                      run, "PNGD", allowed=(DEVICE, DVPP))
 
 
 # ------------------------------------------------------------------ VPC resize

@@ -52,7 +52,16 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from ..constants import ErrorCode
-from .opdefs import ACL_TO_NUMPY, Cost, Infer, OpDef, OpError, TensorSpec, register
+from .opdefs import (
+    ACL_TO_NUMPY,
+    FORMATS_ATTR,
+    Cost,
+    Infer,
+    OpDef,
+    OpError,
+    TensorSpec,
+    register,
+)
 
 # ---------------------------------------------------------------------------------------------
 # Cost model constants. A cost is (flops, bytes_moved); bytes_moved is always the bytes of every
@@ -86,6 +95,7 @@ INDEX_TYPES = frozenset({"int32", "int64"})
 MAX_CONCAT_INPUTS = 1024  # an emulator bound, not a documented CANN limit
 
 FMT_NCHW, FMT_NHWC, FMT_ND = 0, 1, 2
+FMT_HWCN = 16
 FORMAT_NAMES = {-1: "UNDEFINED", 0: "NCHW", 1: "NHWC", 2: "ND", 3: "NC1HWC0", 4: "FRACTAL_Z",
                 16: "HWCN", 29: "FRACTAL_NZ"}
 
@@ -273,7 +283,9 @@ def _define(name: str, inputs: tuple[int, int], outputs: int, dtypes: frozenset[
     def compute(arrays: list[np.ndarray], attrs: dict[str, Any]) -> list[np.ndarray]:
         arrays = [np.asarray(a) for a in arrays]
         merged = {**defaults, **{k: v for k, v in attrs.items() if k != "__consts__"}}
-        specs = [TensorSpec(a.dtype.name, tuple(a.shape)) for a in arrays]
+        fmts = tuple(attrs.get(FORMATS_ATTR, ()))
+        specs = [TensorSpec(a.dtype.name, tuple(a.shape), fmts[i] if i < len(fmts) else FMT_ND)
+                 for i, a in enumerate(arrays)]
         infer(specs, {**merged, "__consts__": {i: arrays[i] for i in const_inputs
                                                if i < len(arrays)}})
         return [np.asarray(y) for y in kernel(arrays, merged)]
@@ -628,40 +640,70 @@ def _k_gemm(arrays: list[np.ndarray], attrs: dict[str, Any]) -> list[np.ndarray]
 
 
 # ============================================================================ Conv2D
+# CANN's Conv2D (the op proto of nn_calculation_ops.h): x NCHW [n, c, h, w] or NHWC
+# [n, h, w, c]; filter NCHW [cout, cin/groups, kh, kw] or HWCN [kh, kw, cin/groups, cout];
+# y in x's format. strides and dilations are 4 values "in the dimension order of the data
+# format of x" with the n and c entries 1 ([1, 1, h, w] for NCHW, [1, h, w, 1] for NHWC); the
+# data_format attribute is "Reserved" there, so the layout comes from the tensor formats.
+
+
+def _conv_layout(name: str, x_fmt: int, f_fmt: int) -> tuple[bool, bool]:
+    """(x is NHWC, filter is HWCN) for the tensor formats; ND is read as NCHW."""
+    if x_fmt not in (FMT_NCHW, FMT_NHWC, FMT_ND):
+        _fail(name, f"input 0 format {_fmt(x_fmt)} is not emulated: x must be NCHW or NHWC "
+                    "(ND is read as NCHW)")
+    if f_fmt not in (FMT_NCHW, FMT_HWCN, FMT_ND):
+        _fail(name, f"input 1 (filter) format {_fmt(f_fmt)} is not emulated: supply the "
+                    "filter as NCHW [Cout, Cin/groups, kh, kw] or HWCN [kh, kw, Cin/groups, "
+                    "Cout]")
+    return x_fmt == FMT_NHWC, f_fmt == FMT_HWCN
+
+
 def _conv_params(name: str, x_shape: Sequence[int], w_shape: Sequence[int],
-                 attrs: dict[str, Any]) -> dict[str, int]:
-    """Validated Conv2D geometry (NCHW x, [Cout, Cin/groups, kh, kw] filter)."""
+                 attrs: dict[str, Any], x_nhwc: bool = False,
+                 f_hwcn: bool = False) -> dict[str, int]:
+    """Validated Conv2D geometry (x NCHW or NHWC, filter NCHW or HWCN), in NCHW terms."""
+    layout = "NHWC" if x_nhwc else "NCHW"
     if len(x_shape) != 4:
-        _fail(name, f"input 0 (x) must be 4-D NCHW, got shape {_dims(x_shape)}")
+        _fail(name, f"input 0 (x) must be 4-D {layout}, got shape {_dims(x_shape)}")
     if len(w_shape) != 4:
-        _fail(name, f"input 1 (filter) must be 4-D [Cout, Cin/groups, kh, kw], got shape "
-                    f"{_dims(w_shape)}")
+        _fail(name, f"input 1 (filter) must be 4-D "
+                    f"{'[kh, kw, Cin/groups, Cout]' if f_hwcn else '[Cout, Cin/groups, kh, kw]'}"
+                    f", got shape {_dims(w_shape)}")
     strides = _ints_attr(name, attrs, "strides", 4)
     pads = _ints_attr(name, attrs, "pads", 4)
     dilations = _ints_attr(name, attrs, "dilations", 4)
     groups = _int_attr(name, attrs, "groups")
+    hi_, wi_, ni_, ci_ = (1, 2, 0, 3) if x_nhwc else (2, 3, 0, 1)
+    order = "[1, h, w, 1] (NHWC order" if x_nhwc else "[1, 1, h, w] (NCHW order"
     for key, vals, lo, hi in (("strides", strides, 1, 63), ("dilations", dilations, 1, 255)):
-        if vals[0] != 1 or vals[1] != 1:
-            _fail(name, f"attribute {key!r} {vals} must be [1, 1, h, w] (NCHW order, N and C "
-                        "entries 1)", INVALID_PARAM)
-        if not (lo <= vals[2] <= hi and lo <= vals[3] <= hi):
+        if vals[ni_] != 1 or vals[ci_] != 1:
+            _fail(name, f"attribute {key!r} {vals} must be {order} of x, N and C entries 1)",
+                  INVALID_PARAM)
+        if not (lo <= vals[hi_] <= hi and lo <= vals[wi_] <= hi):
             _fail(name, f"attribute {key!r} {vals}: H and W values must be in [{lo}, {hi}]",
                   INVALID_PARAM)
     if not all(0 <= p <= 255 for p in pads):
         _fail(name, f"attribute 'pads' {pads} values must be in [0, 255]", INVALID_PARAM)
-    n, c, h, w = (int(d) for d in x_shape)
-    cout, cg, kh, kw = (int(d) for d in w_shape)
+    if x_nhwc:
+        n, h, w, c = (int(d) for d in x_shape)
+    else:
+        n, c, h, w = (int(d) for d in x_shape)
+    if f_hwcn:
+        kh, kw, cg, cout = (int(d) for d in w_shape)
+    else:
+        cout, cg, kh, kw = (int(d) for d in w_shape)
     if groups < 1 or c % groups or cout % groups:
         _fail(name, f"groups={groups} must divide input 0 channels ({c}) and input 1 output "
                     f"channels ({cout})", INVALID_PARAM)
     if cg * groups != c:
         _fail(name, f"input 1 (filter) shape {_dims(w_shape)} needs Cin/groups = {c // groups} "
-                    f"in dim 1 for input 0 shape {_dims(x_shape)} and groups={groups}")
+                    f"for input 0 shape {_dims(x_shape)} ({layout}) and groups={groups}")
     if not (1 <= kh <= 255 and 1 <= kw <= 255):
         _fail(name, f"input 1 (filter) kernel {kh}x{kw} must be within [1, 255]")
     pt, pb, pl, pr = pads
-    dh, dw = dilations[2], dilations[3]
-    sh, sw = strides[2], strides[3]
+    dh, dw = dilations[hi_], dilations[wi_]
+    sh, sw = strides[hi_], strides[wi_]
     ho = (h + pt + pb - (dh * (kh - 1) + 1)) // sh + 1
     wo = (w + pl + pr - (dw * (kw - 1) + 1)) // sw + 1
     if ho < 1 or wo < 1:
@@ -677,29 +719,35 @@ def _conv_infer(specs: list[TensorSpec], attrs: dict[str, Any]) -> list[TensorSp
     _check_count(name, len(specs), 2, 4)
     dt = _common_dtype(name, specs, FLOAT, (0, 1))
     x, f = specs[0], specs[1]
-    if x.format not in (FMT_NCHW, FMT_ND):
-        _fail(name, f"input 0 format {_fmt(x.format)} is not emulated: only NCHW (or ND read "
-                    "as NCHW) is supported")
-    if f.format not in (FMT_NCHW, FMT_ND):
-        _fail(name, f"input 1 (filter) format {_fmt(f.format)} is not emulated: supply the "
-                    "filter as NCHW [Cout, Cin/groups, kh, kw]")
-    p = _conv_params(name, x.shape, f.shape, attrs)
+    x_nhwc, f_hwcn = _conv_layout(name, x.format, f.format)
+    p = _conv_params(name, x.shape, f.shape, attrs, x_nhwc, f_hwcn)
     _check_bias_and_offset(name, specs, attrs, dt, p["cout"], "Cout of input 1")
-    return [TensorSpec(dt, (p["n"], p["cout"], p["ho"], p["wo"]), x.format)]
+    shape = ((p["n"], p["ho"], p["wo"], p["cout"]) if x_nhwc
+             else (p["n"], p["cout"], p["ho"], p["wo"]))
+    return [TensorSpec(dt, shape, x.format)]
 
 
 def _k_conv2d(arrays: list[np.ndarray], attrs: dict[str, Any]) -> list[np.ndarray]:
-    """Conv2D: cross-correlation of NCHW x with an [Cout, Cin/groups, kh, kw] filter, zero
-    padding ``pads`` [top, bottom, left, right], ``strides``/``dilations`` [1, 1, h, w],
-    ``groups``, plus an optional bias[Cout].
+    """Conv2D: cross-correlation of x (NCHW, or NHWC by its tensor format) with a filter
+    (NCHW [Cout, Cin/groups, kh, kw], or HWCN [kh, kw, Cin/groups, Cout]), zero padding
+    ``pads`` [top, bottom, left, right], ``strides``/``dilations`` in x's dimension order,
+    ``groups``, plus an optional bias[Cout]; y in x's format.
 
-    Narrower than CANN: NCHW only (``data_format`` is ignored, as the layout comes from the
-    tensor format), filter in NCHW only (not HWCN), no quantised (offset_w/offset_x) inputs.
-    Computed in float32 with an im2col view (sliding_window_view) and one tensordot per group.
+    Narrower than CANN: no quantised (offset_w/offset_x) inputs; ND x is read as NCHW.
+    Computed in float32 with an im2col view (sliding_window_view) and one tensordot per group
+    (NHWC x and HWCN filters are transposed to NCHW first, so both layouts give the same
+    numbers).
     """
+    fmts = tuple(attrs.get(FORMATS_ATTR, ()))
+    x_nhwc, f_hwcn = _conv_layout("Conv2D", fmts[0] if fmts else FMT_ND,
+                                  fmts[1] if len(fmts) > 1 else FMT_ND)
     x, w = arrays[0], arrays[1]
-    p = _conv_params("Conv2D", x.shape, w.shape, attrs)
+    p = _conv_params("Conv2D", x.shape, w.shape, attrs, x_nhwc, f_hwcn)
     x32, w32 = _f32(x), _f32(w)
+    if x_nhwc:
+        x32 = x32.transpose(0, 3, 1, 2)
+    if f_hwcn:
+        w32 = w32.transpose(3, 2, 0, 1)
     xp = np.pad(x32, ((0, 0), (0, 0), (p["pt"], p["pb"]), (p["pl"], p["pr"])))
     ekh, ekw = p["dh"] * (p["kh"] - 1) + 1, p["dw"] * (p["kw"] - 1) + 1
     win = sliding_window_view(xp, (ekh, ekw), axis=(2, 3))  # N, C, H', W', ekh, ekw
@@ -708,18 +756,22 @@ def _k_conv2d(arrays: list[np.ndarray], attrs: dict[str, Any]) -> list[np.ndarra
     cg, og = p["c"] // g, p["cout"] // g
     parts = [np.tensordot(win[:, i * cg:(i + 1) * cg], w32[i * og:(i + 1) * og],
                           axes=([1, 4, 5], [1, 2, 3])) for i in range(g)]  # N, Ho, Wo, og
-    y = (parts[0] if g == 1 else np.concatenate(parts, axis=-1)).transpose(0, 3, 1, 2)
+    y = parts[0] if g == 1 else np.concatenate(parts, axis=-1)  # N, Ho, Wo, Cout
     bias = _present_array(arrays, 2)
     if bias is not None:
-        y = y + bias.astype(np.float32).reshape(1, -1, 1, 1)
+        y = y + bias.astype(np.float32).reshape(1, 1, 1, -1)
+    if not x_nhwc:
+        y = y.transpose(0, 3, 1, 2)
     return [np.ascontiguousarray(y, dtype=x.dtype)]
 
 
 def _conv_cost(ins: list[TensorSpec], outs: list[TensorSpec],
                attrs: dict[str, Any]) -> tuple[int, int]:
     """2 * N*Cout*Ho*Wo * (Cin/groups)*kh*kw."""
-    _, cg, kh, kw = ins[1].shape
-    return FLOPS_PER_MAC * outs[0].size * int(cg) * int(kh) * int(kw), _io_bytes(ins, outs)
+    f = ins[1]
+    macs = f.shape[:3] if f.format == FMT_HWCN else f.shape[1:]
+    per_out = int(np.prod([int(d) for d in macs], dtype=np.int64))
+    return FLOPS_PER_MAC * outs[0].size * per_out, _io_bytes(ins, outs)
 
 
 # ============================================================================ pooling
@@ -1123,7 +1175,8 @@ def _register_all() -> None:
     _define("BatchMatMulV2", (2, 4), 1, MATMUL_TYPES, _mm_infer("BatchMatMulV2", bmm, True, 4),
             _k_batch_matmul, _mm_cost(bmm), {"adj_x1": False, "adj_x2": False, "offset_x": 0})
 
-    # strides and pads are required (no default); data_format is "Reserved" and ignored
+    # strides and pads are required (no default); data_format is "Reserved" and ignored: the
+    # layout follows x's tensor format (NCHW or NHWC; ND read as NCHW)
     _define("Conv2D", (2, 4), 1, FLOAT, _conv_infer, _k_conv2d, _conv_cost,
             {"dilations": [1, 1, 1, 1], "groups": 1, "data_format": "NHWC", "offset_x": 0})
     _define("MaxPool", (1, 1), 1, NUMERIC, _pool_infer("MaxPool", NUMERIC), _k_maxpool,

@@ -25,6 +25,12 @@ ACL_TO_NUMPY: dict[int, str] = {0: "float32", 1: "float16", 2: "int8", 3: "int32
 NUMPY_TO_ACL: dict[str, int] = {v: k for k, v in ACL_TO_NUMPY.items()}
 
 
+#: the attribute under which the runtime hands an op's ``compute`` the inputs' tensor formats
+#: (a tuple of aclFormat codes in input order; absent or short: ND), for the kernels whose
+#: layout follows the tensor format (Conv2D)
+FORMATS_ATTR = "__formats__"
+
+
 @dataclass(frozen=True)
 class TensorSpec:
     """What an operator needs to know of a tensor: dtype (numpy name), shape and format."""

@@ -17,14 +17,22 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..constants import ErrorCode
+from ..constants import ACL_DT_UNDEFINED, ErrorCode
 from . import buffers, copies, scheduler, streams
 from .costs import op_cost
 from .errors import AclError
 from .kinds import Engine, ObjectKind, TaskKind
 from .memory import DEVICE, DVPP, HOST_PAGEABLE, HOST_PINNED, KIND_NAMES, SIZE_MAX
 from .objects import HostThread, Task
-from .opdefs import ACL_TO_NUMPY, NUMPY_TO_ACL, OpDef, OpError, TensorSpec, get_op
+from .opdefs import (
+    ACL_TO_NUMPY,
+    FORMATS_ATTR,
+    NUMPY_TO_ACL,
+    OpDef,
+    OpError,
+    TensorSpec,
+    get_op,
+)
 
 if TYPE_CHECKING:
     from .session import Session
@@ -33,7 +41,14 @@ ACL_MEMTYPE_HOST = 1
 #: The C API's int64_t dims.
 INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
 
-#: aclDataType -> the profile's FLOP-rate key
+#: An unused optional input of an operator (Conv2D's bias, say) is described by
+#: aclCreateTensorDesc(ACL_DT_UNDEFINED, 0, nullptr, ACL_FORMAT_UNDEFINED) with a data buffer
+#: of (nullptr, 0) (the aclopExecuteV2 / aclopCompileAndExecute pages; the public
+#: acl_compile_and_execute_conv2d sample does so): its spec is an empty uint8 tensor, which
+#: the kernels read as "absent" (kernels._present)
+PLACEHOLDER_DTYPE = "uint8"
+
+
 class TensorDesc:
     """An aclTensorDesc: dtype, dims, format, and optional name / const data / placement."""
 
@@ -62,8 +77,16 @@ class TensorDesc:
                 return 0
         return count
 
+    @property
+    def placeholder(self) -> bool:
+        """True for the desc of an unused optional input (ACL_DT_UNDEFINED, no dims)."""
+        return self.dtype == ACL_DT_UNDEFINED and not self.dims
+
     def spec(self) -> TensorSpec:
-        """The operator-facing description; raises OpError for dtypes ops cannot handle."""
+        """The operator-facing description (an empty tensor for a placeholder desc); raises
+        OpError for dtypes ops cannot handle."""
+        if self.placeholder:
+            return TensorSpec(PLACEHOLDER_DTYPE, (0,), self.format)
         name = ACL_TO_NUMPY.get(self.dtype)
         if name is None:
             raise OpError(f"data type {self.dtype} is not supported by the emulated operators",
@@ -252,6 +275,9 @@ def _queue_kernel(s: Session, th: HostThread, cid: int, st: Any, op: OpDef,
         in_specs = [d.spec() for d in ind]
         consts: dict[int, np.ndarray] = {}
         for i, d in enumerate(ind):
+            if d.placeholder:  # an unused optional input: no data, nothing read
+                consts[i] = np.zeros(0, dtype=PLACEHOLDER_DTYPE)
+                continue
             c = _read_host_const(s, d, inb[i], i in op.const_inputs)
             if c is not None:
                 consts[i] = c
@@ -566,7 +592,9 @@ def execute_op_handle(s: Session, th: HostThread, cid: int, handle: int,
 def _kernel_fn(op: OpDef, in_specs: list[TensorSpec], out_specs: list[TensorSpec],
                attrs: dict[str, Any], consts: dict[int, np.ndarray],
                order: list[int]) -> Any:
-    """The task's effect: bytes of the device inputs -> bytes of the outputs."""
+    """The task's effect: bytes of the device inputs -> bytes of the outputs (the kernel is
+    told the inputs' tensor formats, see ``kernels.FORMATS_ATTR``)."""
+    attrs = {**attrs, FORMATS_ATTR: tuple(spec.format for spec in in_specs)}
 
     def run(data: list[bytes]) -> list[bytes]:
         arrays: list[np.ndarray] = []

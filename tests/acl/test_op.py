@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 from acl_lab.constants import (
+    ACL_DT_UNDEFINED,
     ACL_ERROR_INVALID_PARAM,
     ACL_ERROR_OP_NOT_FOUND,
     ACL_ERROR_RT_STREAM_CONTEXT,
@@ -25,6 +26,8 @@ from acl_lab.constants import (
     ACL_FLOAT16,
     ACL_FORMAT_NCHW,
     ACL_FORMAT_ND,
+    ACL_FORMAT_NHWC,
+    ACL_FORMAT_UNDEFINED,
     ACL_INT32,
     ACL_INT64,
     ACL_MEM_MALLOC_NORMAL_ONLY,
@@ -474,3 +477,33 @@ def test_matmul_time_follows_the_profile(ready: ModuleType, session: Session) ->
 def test_float16_matmul_is_faster(ready: ModuleType, session: Session) -> None:
     """The same MatMul in float16 takes less virtual time than in float32."""
     assert matmul_ns(ready, session, np.float16) < matmul_ns(ready, session, np.float32)
+
+
+def test_conv2d_nhwc_with_an_unused_optional_bias(ready: ModuleType) -> None:
+    """The acl_compile_and_execute_conv2d sample's call: x NHWC, filter NCHW, y NHWC, and the
+    unused bias described by create_tensor_desc(ACL_DT_UNDEFINED, [], ACL_FORMAT_UNDEFINED)
+    with a (0, 0) data buffer; the result is the NCHW convolution's, transposed."""
+    acl = ready
+    x = rng(30).standard_normal((1, 5, 6, 2)).astype(np.float32)
+    w = rng(31).standard_normal((3, 2, 3, 3)).astype(np.float32)
+    want = conv2d_reference(x.transpose(0, 3, 1, 2), w, (1, 1), (1, 1, 1, 1))
+    descs = [desc_of(acl, x.shape, np.float32, ACL_FORMAT_NHWC),
+             desc_of(acl, w.shape, np.float32, ACL_FORMAT_NCHW),
+             int(acl.create_tensor_desc(ACL_DT_UNDEFINED, [], ACL_FORMAT_UNDEFINED))]
+    bufs = [acl.create_data_buffer(*to_device(acl, a)) for a in (x, w)]
+    bufs.append(acl.create_data_buffer(0, 0))
+    out_shape = (1, 5, 6, 3)
+    y_desc = desc_of(acl, out_shape, np.float32, ACL_FORMAT_NHWC)
+    y_ptr = malloc(acl, 5 * 6 * 3 * 4)
+    y_buf = acl.create_data_buffer(y_ptr, 5 * 6 * 3 * 4)
+
+    def attrs(acl: ModuleType, attr: int) -> None:
+        assert acl.op.set_attr_list_int(attr, "strides", [1, 1, 1, 1]) == ACL_SUCCESS
+        assert acl.op.set_attr_list_int(attr, "pads", [1, 1, 1, 1]) == ACL_SUCCESS
+
+    stream = ok(acl.rt.create_stream())
+    assert acl.op.execute_v2("Conv2D", descs, bufs, [y_desc], [y_buf], make_attr(acl, attrs),
+                             stream) == ACL_SUCCESS
+    assert acl.rt.synchronize_stream(stream) == ACL_SUCCESS
+    got = from_device(acl, y_ptr, out_shape, np.float32)
+    np.testing.assert_allclose(got, want.transpose(0, 2, 3, 1), rtol=1e-5, atol=1e-5)

@@ -63,6 +63,32 @@ def test_toolkit_folder_has_cann_layout() -> None:
     assert " T aclrtMalloc" in runtime and " T acldvppJpegDecodeAsync" not in runtime
 
 
+def test_thirdpart_avcodec_gives_ffmpeg4_code_the_bitstream_filters(tmp_path: Path) -> None:
+    """acllite's VideoCapture (FFmpeg 4 code) names AVBitStreamFilter after including only
+    libavcodec/avcodec.h; with THIRDPART_PATH at the toolkit's thirdpart folder it compiles
+    against FFmpeg 5+, where the declaration moved to libavcodec/bsf.h."""
+    root = build.toolkit()
+    header = root / "thirdpart" / "include" / "libavcodec" / "avcodec.h"
+    assert header.is_file()
+    system = subprocess.run(["g++", "-E", "-x", "c++", "-"], input="#include "
+                            "<libavcodec/avcodec.h>\n", capture_output=True, text=True)
+    if system.returncode != 0:
+        pytest.skip("FFmpeg's development headers (libavcodec-dev) are not installed")
+    src = tmp_path / "bsf.cpp"
+    src.write_text("extern \"C\" {\n#include <libavcodec/avcodec.h>\n}\n"
+                   "int main() { const AVBitStreamFilter *f = av_bsf_get_by_name(\"null\");"
+                   " AVBSFContext *ctx = nullptr; (void)ctx; return f == nullptr; }\n")
+    cmd = ["g++", "-c", str(src), "-o", str(tmp_path / "bsf.o")]
+    with_kit = subprocess.run([*cmd, f"-I{root / 'thirdpart' / 'include'}"],
+                              capture_output=True, text=True)
+    assert with_kit.returncode == 0, with_kit.stderr
+    version = subprocess.run(["g++", "-dM", "-E", "-x", "c++", "-"], input="#include "
+                             "<libavcodec/version.h>\n", capture_output=True, text=True)
+    if "LIBAVCODEC_VERSION_MAJOR 58" not in version.stdout:  # FFmpeg 5+: bsf.h is needed
+        alone = subprocess.run(cmd, capture_output=True, text=True)
+        assert alone.returncode != 0 and "AVBitStreamFilter" in alone.stderr
+
+
 def test_a_dvpp_program_without_acl_dvpp_does_not_link(tmp_path: Path) -> None:
     root = build.toolkit()
     src = tmp_path / "p.cpp"
@@ -164,6 +190,30 @@ def test_dvpp_jpeg_decode_resize_crop_encode(programs: Path, tmp_path: Path) -> 
     assert abs(float(crop.mean()) - float(resized[16:48, 32:64].mean())) < 12
     assert summary["findings"] == []
     assert trace.calls_named("acl.media.dvpp_vpc_batch_crop_async").size == 1
+
+
+def test_dvpp_png_decode_rgb_and_rgba(programs: Path, tmp_path: Path) -> None:
+    w, h = 150, 70
+    x = np.linspace(0, 255, w)[None, :].repeat(h, 0)
+    y = np.linspace(0, 255, h)[:, None].repeat(w, 1)
+    alpha = (np.arange(w * h).reshape(h, w) % 251)
+    rgba = np.stack([x, y, (x + y) / 2, alpha], -1).astype(np.uint8)
+    Image.fromarray(rgba, "RGBA").save(tmp_path / "in.png")
+    proc, trace, summary = run_traced(programs / "dvpp_png", str(tmp_path / "in.png"),
+                                      str(tmp_path), cwd=tmp_path, tag="png")
+    assert proc.returncode == 0, proc.stderr
+    got = _values(proc.stdout)
+    assert got["image"] == [str(w), str(h), "4"]
+    ws3, ws4, hs = 256 * 3, 256 * 4, 80
+    assert got["decoded3"] == [str(ws3 * hs), str(w), str(h), str(ws3), str(hs), "ret", "0"]
+    assert got["decoded4"] == [str(ws4 * hs), str(w), str(h), str(ws4), str(hs), "ret", "0"]
+    assert got["host_input"] == ["100000"]
+    rgb = np.frombuffer((tmp_path / "rgb.bin").read_bytes(), np.uint8).reshape(hs, ws3)
+    assert np.array_equal(rgb[:h, :w * 3].reshape(h, w, 3), rgba[:, :, :3])
+    out = np.frombuffer((tmp_path / "rgba.bin").read_bytes(), np.uint8).reshape(hs, ws4)
+    assert np.array_equal(out[:h, :w * 4].reshape(h, w, 4), rgba)
+    assert summary["findings"] == []
+    assert trace.calls_named("acl.media.dvpp_png_decode_async").size == 3
 
 
 def _h264_frames(w: int, h: int, n: int) -> list[bytes]:

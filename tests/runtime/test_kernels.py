@@ -641,18 +641,58 @@ def test_conv2d_bad_attributes(attrs: dict[str, Any], code: int, word: str) -> N
 
 
 def test_conv2d_shape_and_format_errors() -> None:
-    """Wrong channel counts and NHWC/HWCN tensor formats give 100024."""
+    """Wrong channel counts give 100024; x NC1HWC0 or a FRACTAL_Z filter are not emulated
+    (100024 naming the format); NHWC x and HWCN filters are accepted."""
     attrs = {"strides": [1, 1, 1, 1], "pads": [0, 0, 0, 0]}
     raises(NOT_FOUND, lambda: run("Conv2D", [rand((1, 4, 5, 5)), rand((2, 3, 3, 3))], attrs),
            "input 1", "[2, 3, 3, 3]", "[1, 4, 5, 5]")
     x, w = rand((1, 4, 5, 5)), rand((2, 4, 3, 3))
     op = get_op("Conv2D")
-    raises(NOT_FOUND, lambda: op.infer([TensorSpec("float32", x.shape, 1),
-                                        TensorSpec("float32", w.shape, 0)], attrs), "NHWC")
+    raises(NOT_FOUND, lambda: op.infer([TensorSpec("float32", x.shape, 3),
+                                        TensorSpec("float32", w.shape, 0)], attrs), "NC1HWC0")
     raises(NOT_FOUND, lambda: op.infer([TensorSpec("float32", x.shape, 0),
-                                        TensorSpec("float32", w.shape, 16)], attrs), "HWCN")
+                                        TensorSpec("float32", w.shape, 4)], attrs), "FRACTAL_Z")
     assert op.infer([TensorSpec("float32", x.shape, 0), TensorSpec("float32", w.shape, 0)],
                     attrs)[0].shape == (1, 2, 3, 3)
+    nhwc = op.infer([TensorSpec("float32", (1, 5, 5, 4), 1),
+                     TensorSpec("float32", (3, 3, 4, 2), 16)], attrs)[0]
+    assert nhwc.shape == (1, 3, 3, 2) and nhwc.format == 1
+    # NHWC strides are [1, h, w, 1]: an NCHW-ordered [1, 1, 2, 2] puts 2 in C's place
+    raises(INVALID_PARAM, lambda: op.infer([TensorSpec("float32", (1, 5, 5, 4), 1),
+                                            TensorSpec("float32", w.shape, 0)],
+                                           {**attrs, "strides": [1, 1, 2, 2]}), "NHWC order")
+
+
+@pytest.mark.parametrize("filter_hwcn", [False, True])
+@pytest.mark.parametrize("case", CONV_CASES)
+def test_conv2d_nhwc_gives_the_nchw_numbers_transposed(case: tuple[Any, ...],
+                                                       filter_hwcn: bool) -> None:
+    """The same convolution with x (and y) NHWC, strides/dilations in NHWC order and the
+    filter NCHW or HWCN (the tensor formats, FORMATS_ATTR) equals the NCHW result
+    transposed; the inferred output spec is NHWC too."""
+    xs, ws, st_, pads, dil, groups, bias = case
+    x, w = rand(xs, "float32"), rand(ws, "float32", 1)
+    b = [rand((ws[0],), "float32", 2)] if bias else []
+    base = {"pads": list(pads), "groups": groups}
+    (want,) = run("Conv2D", [x, w, *b], {**base, "strides": [1, 1, *st_],
+                                          "dilations": [1, 1, *dil]})
+    xn = np.ascontiguousarray(x.transpose(0, 2, 3, 1))
+    wf = np.ascontiguousarray(w.transpose(2, 3, 1, 0)) if filter_hwcn else w
+    fmts = (kernels.FMT_NHWC, kernels.FMT_HWCN if filter_hwcn else kernels.FMT_NCHW)
+    attrs = {**base, "strides": [1, *st_, 1], "dilations": [1, *dil, 1],
+             kernels.FORMATS_ATTR: fmts}
+    (got,) = run("Conv2D", [xn, wf, *b], attrs)
+    assert got.shape == (want.shape[0], want.shape[2], want.shape[3], want.shape[1])
+    np.testing.assert_allclose(got, want.transpose(0, 2, 3, 1), rtol=1e-5, atol=1e-5)
+    spec = get_op("Conv2D").infer([TensorSpec("float32", xn.shape, fmts[0]),
+                                   TensorSpec("float32", wf.shape, fmts[1])]
+                                  + [TensorSpec("float32", a.shape) for a in b], attrs)[0]
+    assert spec.shape == got.shape and spec.format == kernels.FMT_NHWC
+    flops = cost("Conv2D", [x, w, *b], {**base, "strides": [1, 1, *st_],
+                                         "dilations": [1, 1, *dil]})[0]
+    assert get_op("Conv2D").cost([TensorSpec("float32", xn.shape, fmts[0]),
+                                  TensorSpec("float32", wf.shape, fmts[1])], [spec],
+                                 attrs)[0] == flops
 
 
 # ------------------------------------------------------------------------- pooling
