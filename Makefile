@@ -76,20 +76,27 @@ lab: $(LAB_STAMP)
 	$(RUN_ENV) $(BIN)/jupyter lab --ServerApp.root_dir=$(CURDIR) \
 		--LabApp.default_url=/lab/tree/notebooks $(LAB_ROOT_FLAG) $(LAB_ARGS)
 
-# The whole suite in two phases, each on every core (pytest-xdist; a test file stays on one
-# worker, so its module fixtures are built once): first everything but the tests that start
-# whole graders and browsers of their own (acl-lab grade with --jobs 2 and per-notebook time
-# limits, JupyterLab and Chromium), then those: the grader tests together on one worker
-# (their xdist_group), the browser tests on the other, so a grading run never shares the
-# machine with another grading run or with the CPU-bound bulk of the suite.
-OWN_PROCESS_TESTS := tests/browser tests/grading/test_attacks.py \
-	tests/grading/test_integrity.py tests/grading/test_grade_cli.py
+# The whole suite in two phases: first everything but the tests that start whole graders and
+# browsers of their own (acl-lab grade with --jobs 2 and per-notebook time limits,
+# JupyterLab and Chromium) on every core (pytest-xdist; a test file stays on one worker, so
+# its module fixtures are built once); then those, as two pytest runs side by side: the
+# grader tests one after another in one, the browser tests in the other (its output printed
+# when both are done). Not xdist for these: its workers tear a module fixture down whenever
+# their queue runs dry, and the attack fixture's grading run (minutes) was made twice.
+GRADER_TESTS := tests/grading/test_attacks.py tests/grading/test_integrity.py \
+	tests/grading/test_grade_cli.py
+BROWSER_TESTS := tests/browser
 test: $(TEST_STAMP) chromium bubblewrap speedscope capi
 	$(BIN)/ruff check acl_lab tests benchmarks
 	$(BIN)/mypy
 	$(RUN_ENV) $(BIN)/python -m pytest -n auto --dist loadfile \
-		$(foreach t,$(OWN_PROCESS_TESTS),--ignore=$(t))
-	$(RUN_ENV) $(BIN)/python -m pytest -n auto --dist loadgroup $(OWN_PROCESS_TESTS)
+		$(foreach t,$(GRADER_TESTS) $(BROWSER_TESTS),--ignore=$(t))
+	@log=$$(mktemp); status=0; \
+	$(RUN_ENV) $(BIN)/python -m pytest $(BROWSER_TESTS) > $$log 2>&1 & browsers=$$!; \
+	echo ">> grader tests (the browser tests run beside them)"; \
+	$(RUN_ENV) $(BIN)/python -m pytest $(GRADER_TESTS) || status=$$?; \
+	wait $$browsers || status=$$?; \
+	echo ">> browser tests"; cat $$log; rm -f $$log; exit $$status
 
 # The fast lane: the unit tests on every core (pytest-xdist, one worker per core; a test
 # file stays on one worker, so its module fixtures are built once). Left out here, and run
@@ -143,17 +150,19 @@ chromium:
 	fi
 
 # C and C++ programs (tests/capi, acl-lab cc): g++, addr2line and nm (binutils), cmake (the
-# toolkit tests build programs with CMake as the public samples do) and the headers and shared
-# library of the Python that runs acl_lab (python3-dev), from Debian's packages.
+# toolkit tests build programs with CMake as the public samples do), the headers and shared
+# library of the Python that runs acl_lab (python3-dev) and FFmpeg's libavcodec headers (the
+# toolkit's FFmpeg-4 compatibility header is tested against them), from Debian's packages.
 cdev:
 	@if command -v g++ >/dev/null 2>&1 && command -v addr2line >/dev/null 2>&1 && \
 		command -v nm >/dev/null 2>&1 && command -v cmake >/dev/null 2>&1 && \
-		[ -f "$$($(BIN)/python -c 'import sysconfig; print(sysconfig.get_paths()["include"])')/Python.h" ]; then \
-		echo ">> g++, binutils, cmake and the Python headers already installed"; \
+		[ -f "$$($(BIN)/python -c 'import sysconfig; print(sysconfig.get_paths()["include"])')/Python.h" ] && \
+		echo '#include <libavcodec/avcodec.h>' | g++ -E -x c++ - >/dev/null 2>&1; then \
+		echo ">> g++, binutils, cmake, the Python headers and libavcodec-dev already installed"; \
 	else \
-		echo ">> installing Debian's g++, binutils, cmake, make and python3-dev"; \
+		echo ">> installing Debian's g++, binutils, cmake, make, python3-dev and libavcodec-dev"; \
 		$(SUDO) apt-get update && \
-		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends g++ binutils cmake make python3-dev; \
+		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends g++ binutils cmake make python3-dev libavcodec-dev; \
 	fi
 
 # libascendcl.so (cffi embedding), the thin libraries over it and the CANN-shaped toolkit in

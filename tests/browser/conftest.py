@@ -84,12 +84,3 @@ def run_driver(tmp_path: Path, chromium: str) -> Driver:
 
     return run
 
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Every browser test in one xdist group: ``make test`` runs them on one worker (their
-    module fixtures, a JupyterLab server or a Perfetto UI, are built once) beside the grader
-    tests on the other."""
-    here = Path(__file__).parent
-    for item in items:
-        if here in Path(str(item.fspath)).parents:
-            item.add_marker(pytest.mark.xdist_group("browsers"))

@@ -127,7 +127,7 @@ def test_every_header_ships_as_package_data() -> None:
 
     text = (build.PACKAGE_DIR.parent / "pyproject.toml").read_text()
     data = text.split("[tool.setuptools.package-data]", 1)[1]
-    m = re.search(r"^acl_lab = \[(.*?)\]", data, flags=re.M)
+    m = re.search(r"^acl_lab = \[(.*?)\]", data, flags=re.M | re.S)
     assert m is not None
     patterns = re.findall(r'"([^"]+)"', m.group(1))
     headers = sorted(p.relative_to(build.PACKAGE_DIR).as_posix()

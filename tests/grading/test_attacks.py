@@ -32,10 +32,10 @@ NB04, NB07, NB08 = ("04_buffer_pitfalls.ipynb", "07_deadlocks_races.ipynb",
 PARTS04 = ("04.1", "04.2", "04.3", "04.4")
 PARTS07 = ("07.1", "07.2", "07.3")
 TIMEOUT_S = 60
-#: make test runs the grader tests on one xdist worker (the other takes the browser tests), so
+#: make test runs the grader tests one after another (the browser tests run beside them), so
 #: two whole acl-lab grade runs never share the machine; the hang guard covers a module
 #: fixture's grading run
-pytestmark = [pytest.mark.xdist_group("graders"), pytest.mark.timeout(900)]
+pytestmark = pytest.mark.timeout(900)
 
 needs_bwrap = pytest.mark.skipif(not sandbox.available()[0],
                                  reason="bubblewrap cannot run here (make test installs it)")

@@ -31,10 +31,10 @@ from .submissions.builders import (
 )
 
 REPO = Path(__file__).resolve().parents[2]
-#: make test runs the grader tests on one xdist worker (the other takes the browser tests), so
+#: make test runs the grader tests one after another (the browser tests run beside them), so
 #: two whole acl-lab grade runs never share the machine; the hang guard covers a module
 #: fixture's grading run
-pytestmark = [pytest.mark.xdist_group("graders"), pytest.mark.timeout(900)]
+pytestmark = pytest.mark.timeout(900)
 HEADER = "learner,exercise,item,points,max_points,passed,reason,flag"
 #: A learner's folder name with HTML metacharacters: the page must escape it.
 ODD_NAME = 'learner <i>&"x'

@@ -25,10 +25,10 @@ from .submissions.builders import (
 from .submissions.demo_rubric import round_trip_args
 
 TIMEOUT_S = 20
-#: make test runs the grader tests on one xdist worker (the other takes the browser tests), so
+#: make test runs the grader tests one after another (the browser tests run beside them), so
 #: two whole acl-lab grade runs never share the machine; the hang guard covers a module
 #: fixture's grading run
-pytestmark = [pytest.mark.xdist_group("graders"), pytest.mark.timeout(900)]
+pytestmark = pytest.mark.timeout(900)
 MEMORY_MB = 1500
 
 #: The answer for seed 0, written into the notebook: right only if the grader used seed 0.
