@@ -37,6 +37,7 @@ EXPECTED = {
     "trace_load": {"many_strings_load_s", "many_strings_load_vs_json_loads",
                    "random_bytes_refusal_s", "random_bytes_refusal_vs_read"},
     "checks": {"all_checks_10000_tasks_s", "races_s", "leaks_s"},
+    "provenance": {"copies_2000_s", "copies_8000_s", "four_times_the_copies_vs_time"},
     "trace_size": {
         "memcpy_async_mem_bytes_per_call", "mixed_mem_bytes_per_call",
         "mixed_acltrace_gzip_bytes_per_call", "mixed_acltrace_json_bytes_per_call",

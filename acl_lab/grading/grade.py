@@ -8,9 +8,15 @@ passed,reason,flag``; ``flag`` names an attempt to game the grading, see ``FLAGS
 offline feedback page per learner, ``OUT_DIR/<learner>.html``.
 
 The sandbox. Every notebook's worker runs under bubblewrap (``acl_lab.grading.sandbox``):
-read-only system and package, no solutions, no other submissions, no output folder, a private
-``/tmp`` and PID namespace, no network. Without bubblewrap ``grade`` stops with one line unless
-``--no-sandbox`` is given; every feedback page then carries ``UNSANDBOXED_WARNING``.
+read-only system, Python and package; no home, repository, host sockets or other work
+folders, no solutions, no other submissions, no output folder; a private, size-capped ``/tmp``
+and ``/dev/shm``, PID namespace and network namespace; an allow-listed environment
+(``ENV_KEPT``: the grader's tokens stay out) with ``TMPDIR`` and ``HOME`` in the private
+``/tmp``; and, where the machine's cgroups allow, one memory bound for the heap, the tmpfs
+files and the child processes together and a bound on its processes
+(``acl_lab.grading.limits``; the feedback page lists the limits that held). Without
+bubblewrap ``grade`` stops with one line unless ``--no-sandbox`` is given; every feedback
+page then carries ``UNSANDBOXED_WARNING``.
 
 The trust boundary. Each notebook runs in its own sandboxed child process
 (``acl_lab.grading.worker``) in a fresh temporary folder, with a wall-clock time limit (the
@@ -65,7 +71,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from .. import zoo
 from ..transport.client import FD_ENV as PIPE_FD_ENV
+from . import limits as _limits
 from . import sandbox as _sandbox
 from . import worker as _worker
 from .notebook import notebook_exercises
@@ -270,6 +278,9 @@ class GradeOptions:
     release: Path | None = None
     sandbox: bool = True
     hidden: tuple[str, ...] = ()
+    #: what bounds each submission here, one line each (``limits.describe``; the feedback
+    #: page lists them)
+    limits: tuple[str, ...] = ()
 
 
 #: The CSV's ``flag`` values: an attempt to game the grading, for the instructor to look at.
@@ -339,16 +350,29 @@ def _declared(path: Path, release: Path | None) -> tuple[list[str], str | None]:
 
 
 # ------------------------------------------------------------------------------ the child
-def _child_env(solutions: list[str]) -> dict[str, str]:
-    """The worker's environment: ours, with the hooks it needs and small thread pools."""
-    env = dict(os.environ)
+#: Variables of the grader's environment a submission gets (every other one, tokens and
+#: keys included, stays out): the locale, the search path and acl_lab's own ``ACL_LAB_*``.
+ENV_KEPT = ("PATH", "LANG", "LANGUAGE", "TZ", "TERM", "LD_LIBRARY_PATH", "VIRTUAL_ENV",
+            "PYTHONHASHSEED", "PYTHONIOENCODING", "PYTHONUTF8")
+ENV_KEPT_PREFIXES = ("LC_", "ACL_LAB_")
+
+
+def _child_env(solutions: list[str], tmpdir: str) -> tuple[dict[str, str], list[str]]:
+    """The worker's environment and the folders of its extra rubric modules (the sandbox
+    binds them back): an allow-list of ours (:data:`ENV_KEPT`), the hooks it needs, small
+    thread pools, and ``TMPDIR`` and ``HOME`` at ``tmpdir`` (the sandbox's private ``/tmp``,
+    or a folder of this notebook's own without the sandbox)."""
+    env = {k: v for k, v in os.environ.items()
+           if k in ENV_KEPT or k.startswith(ENV_KEPT_PREFIXES)}
     entries: list[str] = []
     roots: list[str] = []
     for entry in (e.strip() for e in env.get(_worker.EXTRA_ENV, "").split(os.pathsep)):
         if not entry:
             continue
         if entry.endswith(".py") or os.sep in entry:
-            entries.append(str(Path(entry).resolve()))
+            path = Path(entry).resolve()
+            entries.append(str(path))
+            roots.append(str(path.parent if path.suffix == ".py" else path))
             continue
         entries.append(entry)
         module = sys.modules.get(entry)
@@ -362,17 +386,19 @@ def _child_env(solutions: list[str]) -> dict[str, str]:
             roots.append(str(root))
     if entries:
         env[_worker.EXTRA_ENV] = os.pathsep.join(entries)
-    if roots:
-        env["PYTHONPATH"] = os.pathsep.join(roots + [p for p in env.get("PYTHONPATH", "")
-                                                     .split(os.pathsep) if p])
+    paths = roots + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    if paths:
+        env["PYTHONPATH"] = os.pathsep.join(paths)
     env[_worker.SOLUTIONS_ENV] = os.pathsep.join(solutions)
     for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         env[var] = "1"
     env["MALLOC_ARENA_MAX"] = "2"  # each thread's arena reserves address space
     env["PYTHONDONTWRITEBYTECODE"] = "1"
-    env["MPLCONFIGDIR"] = os.path.join(tempfile.gettempdir(), "acl-lab-matplotlib")
-    env.pop("PYTHONSTARTUP", None)
-    return env
+    env["TMPDIR"] = env["HOME"] = tmpdir
+    # the model cache the grader filled, wherever HOME now points (the sandbox binds it)
+    env["ACL_LAB_CACHE"] = zoo.cache_dir()
+    env["MPLCONFIGDIR"] = os.path.join(tmpdir, "matplotlib")
+    return env, roots
 
 
 class _Tail(threading.Thread):
@@ -404,7 +430,8 @@ def _kill_group(proc: subprocess.Popen[bytes]) -> None:
 
 
 def _run_child(job: _Job, runs: list[tuple[Exercise, int, int]], workdir: Path,
-               opts: GradeOptions, solutions: list[str]) -> tuple[int | None, bool, str, Path]:
+               opts: GradeOptions, solutions: list[str]
+               ) -> tuple[int | None, bool, str, Path, bool]:
     """Start the worker on ``job``'s notebook for ``runs`` (exercise, hidden run or not,
     its seed and its host schedule's seed, in order); wait at most ``opts.timeout`` s. The
     schedule seeds go to the emulator server, beside the sandbox, not through the worker
@@ -412,7 +439,8 @@ def _run_child(job: _Job, runs: list[tuple[Exercise, int, int]], workdir: Path,
 
     Returns:
         exit code (negative: signal), whether it was killed for time, the end of its output,
-        and the folder holding its results.
+        the folder holding its results, and whether the kernel killed a process of it for
+        the sandbox's memory limit (``limits``).
     """
     run_dir, out_dir = workdir / "run", workdir / "out"
     run_dir.mkdir()
@@ -424,25 +452,34 @@ def _run_child(job: _Job, runs: list[tuple[Exercise, int, int]], workdir: Path,
             "solutions": solutions}
     record_dir = workdir / _worker.RECORDED_DIR
     record_dir.mkdir()
-    env = _child_env(solutions)
+    # the sandbox's /tmp is private; without it, a folder of this notebook's own
+    tmpdir = "/tmp" if opts.sandbox else str(workdir / "tmp")
+    if not opts.sandbox:
+        os.mkdir(tmpdir)
+    env, rubric_dirs = _child_env(solutions, tmpdir)
     # the emulator (Session, recorder) runs outside the worker's sandbox, beside it
     emulator = _sandbox.start_emulator(str(record_dir), str(run_dir),
                                        [[ex.id, schedule] for ex, _, schedule in runs],
                                        opts.memory_mb, env, opts.sandbox,
-                                       [*solutions, *opts.hidden])
+                                       [*solutions, *opts.hidden], rubric_dirs)
     env[PIPE_FD_ENV] = str(emulator.client_fd)
     argv = [sys.executable, "-m", "acl_lab.grading.worker"]
     if opts.sandbox:
         # solutions, every learner's submission and the grader's output are empty inside;
         # only this run's folders are writable (see acl_lab.grading.sandbox)
         argv = _sandbox.command(argv, writable=[str(run_dir), str(out_dir)],
-                                hidden=[*solutions, *opts.hidden], cwd=str(run_dir))
+                                hidden=[*solutions, *opts.hidden], cwd=str(run_dir),
+                                needed=rubric_dirs, tmp_mb=_sandbox.tmpfs_mb(opts.memory_mb))
+    # memory (heap, tmpfs files, children) and process count of the whole sandbox
+    limits = _limits.create(opts.memory_mb)
+    argv = limits.wrap(argv)
     try:
         proc = subprocess.Popen(
             argv, cwd=run_dir, env=env, stdin=subprocess.PIPE, pass_fds=(emulator.client_fd,),
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
     except OSError:
         emulator.kill()
+        limits.close()
         raise
     finally:
         emulator.release_client_fd()
@@ -469,7 +506,9 @@ def _run_child(job: _Job, runs: list[tuple[Exercise, int, int]], workdir: Path,
     proc.stdout.close()
     if opts.sandbox and code is not None and 128 < code < 128 + 65:
         code = 128 - code  # bwrap reports a child killed by signal N as exit code 128 + N
-    return code, killed, tail.text(), out_dir
+    out_of_memory = limits.out_of_memory()
+    limits.close()
+    return code, killed, tail.text(), out_dir, out_of_memory
 
 
 # ------------------------------------------------------------------------------ grading
@@ -490,10 +529,13 @@ def _strings(value: Any, limit: int = _worker.MAX_VIOLATIONS, size: int = 4000) 
 
 
 def _death_reason(code: int | None, killed: bool, output: str, opts: GradeOptions,
-                  phase: str) -> str:
+                  phase: str, out_of_memory: bool = False) -> str:
     """Why a child ended without a complete result for an exercise."""
     if killed:
         return f"time limit of {opts.timeout:g} s exceeded {phase}"
+    if out_of_memory:
+        return (f"memory limit of {opts.memory_mb} MiB exceeded {phase} (the whole sandbox: "
+                "heap, files in /tmp and /dev/shm and child processes together)")
     if code == _worker.EXIT_MEMORY or "MemoryError" in output:
         return f"memory limit of {opts.memory_mb} MiB exceeded {phase}"
     if code == _worker.EXIT_BAD_JOB:
@@ -612,7 +654,8 @@ def grade_notebook(job: _Job, opts: GradeOptions, solutions: list[str]) -> Noteb
              for k in range(variant.schedules)]
     with tempfile.TemporaryDirectory(prefix="acl-lab-grade-", ignore_cleanup_errors=True) as tmp:
         try:
-            code, killed, output, out_dir = _run_child(job, runs, Path(tmp), opts, solutions)
+            code, killed, output, out_dir, oom = _run_child(job, runs, Path(tmp), opts,
+                                                            solutions)
         except OSError as e:
             for ex, seed in zip(job.exercises, seeds, strict=True):
                 outcome.exercises.append(ExerciseOutcome(
@@ -670,7 +713,7 @@ def grade_notebook(job: _Job, opts: GradeOptions, solutions: list[str]) -> Noteb
                     phase = (f"before exercise {first_missing} finished" if nb_doc is not None
                              else f"while running the notebook's cells, before exercise "
                                   f"{first_missing} finished")
-                    reason = _death_reason(code, killed, output, opts, phase)
+                    reason = _death_reason(code, killed, output, opts, phase, oom)
                     if nb_doc is not None and nb_doc.get("memory") is True:
                         cells = "; ".join(e for e in outcome.cell_errors if "MemoryError" in e)
                         reason = f"memory limit of {opts.memory_mb} MiB exceeded " \
@@ -681,7 +724,8 @@ def grade_notebook(job: _Job, opts: GradeOptions, solutions: list[str]) -> Noteb
             report, reason = graded(variant, seed)
             if report is None and reason is None:
                 reason = failed or _death_reason(code, killed, output, opts,
-                                                 f"before hidden run {variant.id} finished")
+                                                 f"before hidden run {variant.id} finished",
+                                                 oom)
             outcome.exercises[parent].hidden.append(
                 HiddenOutcome(variant, what, report, reason, seed))
     outcome.seconds = time.monotonic() - started
@@ -834,7 +878,8 @@ def grade_submissions(root: Path, out: Path, opts: GradeOptions,
     write_csv(out / "grades.csv", outcomes)
     for lo in outcomes:
         (out / f"{lo.learner}.html").write_text(
-            feedback_html(lo, include_figures=opts.include_figures, sandboxed=opts.sandbox),
+            feedback_html(lo, include_figures=opts.include_figures, sandboxed=opts.sandbox,
+                          limits=opts.limits),
             encoding="utf-8")
     return outcomes
 
@@ -906,10 +951,11 @@ def _hidden_html(eo: ExerciseOutcome) -> str:
 
 
 def feedback_html(lo: LearnerOutcome, include_figures: bool = True,
-                  sandboxed: bool = True) -> str:
+                  sandboxed: bool = True, limits: Sequence[str] = ()) -> str:
     """One learner's feedback page: a summary table, each exercise's report (or why it was
-    not graded) and the notebook's cell errors; self-contained and offline (plotly.js inline
-    at most once, only when a figure is shown)."""
+    not graded), the notebook's cell errors and the limits each notebook ran under;
+    self-contained and offline (plotly.js inline at most once, only when a figure is
+    shown)."""
     rows = "\n".join(
         f"<tr><td>{_esc(eo.exercise.id)}</td><td>{_esc(eo.exercise.title)}</td>"
         f"<td>{_esc(eo.notebook or '-')}</td><td>{eo.score}/{eo.total}</td></tr>"
@@ -952,6 +998,10 @@ def feedback_html(lo: LearnerOutcome, include_figures: bool = True,
             parts.append("<details><summary>End of the notebook's output</summary>"
                          f'<pre class="acl-lab-output">{_esc(nb.output_tail)}</pre></details>')
         parts.append("</section>")
+    if limits:
+        items = "\n".join(f"<li>{_esc(line)}</li>" for line in limits)
+        parts.append(f'<details class="acl-lab-limits"><summary>Limits each notebook ran '
+                     f"under</summary><ul>{items}</ul></details>")
     parts += ["</body>", "</html>", ""]
     return "\n".join(parts)
 
@@ -1054,7 +1104,11 @@ def main(opts: argparse.Namespace) -> int:
                            include_figures=not opts.no_figures,
                            release=release if release.is_dir() else None,
                            sandbox=sandboxed,
-                           hidden=(str(root.resolve()), str(out.resolve())))
+                           hidden=(str(root.resolve()), str(out.resolve())),
+                           limits=(f"time: {opts.timeout:g} s for the whole notebook",
+                                   *_limits.describe(opts.memory_mb,
+                                                     _sandbox.tmpfs_mb(opts.memory_mb),
+                                                     sandboxed)))
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as e:

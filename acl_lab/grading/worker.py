@@ -88,6 +88,9 @@ READY_FILE = "ready.json"
 #: Limits of a result that crosses the process boundary.
 MAX_DEPTH = 32
 MAX_NODES = 100_000
+#: The most bytes the arrays of one result may hold in total: written by the worker, and
+#: read by the parent (a result naming one large or sparse file many times is read once and
+#: counted once).
 MAX_ARRAY_BYTES = 512 << 20
 #: At most this many distinct violations are kept (a loop reading files gives one each).
 MAX_VIOLATIONS = 20
@@ -560,6 +563,19 @@ def decode_result(node: Any, folder: Path) -> Any:
         ValueError: the description is malformed or names a file it may not.
     """
     count = [0]
+    arrays: dict[str, np.ndarray] = {}  # each file read once, however often it is named
+    budget = [MAX_ARRAY_BYTES]
+
+    def array(name: str) -> np.ndarray:
+        if name not in arrays:
+            path = folder / name
+            size = path.stat().st_size  # the logical size: a sparse file counts whole
+            if size > budget[0]:
+                raise ValueError(f"result: its arrays hold more than "
+                                 f"{MAX_ARRAY_BYTES >> 20} MiB")
+            budget[0] -= size
+            arrays[name] = np.load(path, allow_pickle=False)
+        return arrays[name]
 
     def dec(n: Any, depth: int) -> Any:
         count[0] += 1
@@ -588,7 +604,7 @@ def decode_result(node: Any, folder: Path) -> Any:
             name = n.get("file")
             if not isinstance(name, str) or not _ARRAY_NAME.fullmatch(name):
                 raise ValueError("result: bad array file name")
-            return np.load(folder / name, allow_pickle=False)
+            return array(name)
         if kind in ("tuple", "list"):
             items = n.get("items")
             if not isinstance(items, list):

@@ -33,6 +33,8 @@ H2H, H2D, D2H, D2D = (MemcpyKind.HOST_TO_HOST, MemcpyKind.HOST_TO_DEVICE,
 #: aclrtMemcpyKind -> the task kind of the copy
 COPY_TASK: dict[int, TaskKind] = {H2H: TaskKind.H2H, H2D: TaskKind.H2D, D2H: TaskKind.D2H,
                                   D2D: TaskKind.D2D}
+#: The largest byte count a task holds (the trace records sizes as int64).
+MAX_TASK_BYTES = 2**63 - 1
 _MEMSET = TaskKind.MEMSET  # read once (an enum member through its class costs ~100 ns)
 
 #: Kinds ``MemcpyKindReviseMap`` (hicann/runtime api_error.cc) allows for a pair with an
@@ -268,7 +270,7 @@ def memset_checks(s: Session, ptr: int, max_count: int, count: int) -> Region | 
 
     Raises:
         AclError: 100000 null pointer or negative count, 107000 ``count > max_count`` or an
-            unknown pointer, 507053 a range that runs past its allocation's end.
+            unknown pointer.
     """
     if count == 0:
         return None
@@ -281,12 +283,7 @@ def memset_checks(s: Session, ptr: int, max_count: int, count: int) -> Region | 
         raise AclError(ErrorCode.ACL_ERROR_INVALID_PARAM, "count must not be negative")
     r = s.memory.find(ptr)
     if r is None:
-        return s.memory.resolve(ptr, count, "memset pointer")
-    if ptr + count > r.end:
-        # the binding reads counts as size_t, so -5 arrives as 2**64 - 5: refused here,
-        # before any task or trace row holds it
-        s.memory.resolve(ptr, count, "memset range",
-                         code=ErrorCode.ACL_ERROR_RT_DEVICE_MEM_ERROR)
+        r = s.memory.resolve(ptr, count, "memset pointer")
     return r
 
 
@@ -300,8 +297,14 @@ def _memset_task(s: Session, th: HostThread, cid: int, st: Stream | None, ptr: i
         return None
     refuse_read_only(s, cid, r, ptr, "memset pointer")
     if r.kind in (HOST_PINNED, HOST_PAGEABLE):
+        if ptr + count > r.end:
+            s.memory.resolve(ptr, count, "memset range",
+                             code=ErrorCode.ACL_ERROR_RT_DEVICE_MEM_ERROR)
         s.memory.fill(r, ptr - r.addr, value, count)
         return None
+    # the binding reads counts as size_t (-5 arrives as 2**64 - 5): a count past what a
+    # task records (int64) is past every allocation anyway, and fails the same way
+    count = min(count, MAX_TASK_BYTES)
     t = Task(_MEMSET, st, cid, th.clock, MEMSET_ENGINE, memset_cost(s.profile, count))
     t.fill = value
     t.nbytes = count

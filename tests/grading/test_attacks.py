@@ -11,18 +11,24 @@ text the feedback must show, and the CSV flag.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import html
+import re
+import secrets
 import shutil
+import socket
 import sys
+import tempfile
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import nbformat
 import pytest
 
-from acl_lab.grading import sandbox
+from acl_lab.grading import grade, limits, sandbox
 
 from .submissions.builders import GradeRun, run_grade
 
@@ -184,7 +190,20 @@ for cell in json.loads(buf.raw[:n])["cells"]:
         exec("".join(cell["source"]))
 """
 
-#: Another learner's notebook through /proc: every process's cwd, and /tmp.
+#: Solutions from the repository's history (the README installs the grader from a clone).
+GIT_SOLUTIONS = """
+import json, os, subprocess
+root = os.path.join(os.path.dirname(acl_lab.__file__), os.pardir)
+text = subprocess.run(["git", "-C", root, "show", "HEAD:sol" "utions/04_buffer_pitfalls.ipynb"],
+                      capture_output=True, text=True).stdout
+for cell in json.loads(text)["cells"]:
+    if "learner" in cell["metadata"].get("tags", []):
+        exec("".join(cell["source"]))
+"""
+
+#: Another learner's notebook through /proc (every process's cwd), /tmp, and the work
+#: folders beside this one under the grader's TMPDIR (the batch runs with TMPDIR outside
+#: /tmp and two notebooks at a time).
 OTHER_LEARNER = """
 import glob, json, os
 import acl_lab
@@ -201,6 +220,7 @@ for link in glob.glob("/proc/[0-9]*/cwd"):
     if where != mine:
         found += glob.glob(os.path.join(where, "*.ipynb"))
 found += [p for p in glob.glob("/tmp/**/*.ipynb", recursive=True)
+          + glob.glob(os.path.join(os.path.dirname(os.path.dirname(mine)), "*", "*", "*.ipynb"))
           if os.path.dirname(os.path.realpath(p)) != mine
           and not os.path.realpath(p).startswith(course)]
 if not found:
@@ -224,6 +244,56 @@ for path in sys.argv[1:]:
         pass
 time.sleep(600)
 ''', {csv!r}, {marker!r}], start_new_session=True, stdout=sys.stdout, stderr=sys.stderr)
+"""
+
+#: The grader's environment: whatever it holds reaches the feedback page if the cell sees it.
+HOST_ENV = """
+import os
+raise LookupError(f"environment seen: {dict(os.environ)}")
+"""
+
+#: A UNIX socket of the host (an ssh agent, docker.sock) outside /tmp.
+HOST_SOCKET = """
+import socket
+s = socket.socket(socket.AF_UNIX)
+try:
+    s.connect({path!r})
+    got = s.recv(16)
+except OSError as e:
+    raise LookupError(f"host socket unreachable: {{e}}") from None
+raise LookupError(f"host socket answered {{got!r}}")
+"""
+
+#: Files in the private /tmp and /dev/shm are memory of the machine: fill both (64 MiB files,
+#: under the per-file limit) up to 3 GiB each.
+TMPFS_FILL = """
+import os
+sizes = {}
+for folder in ("/tmp", "/dev/shm"):
+    n = 0
+    try:
+        while n < (3 << 30):
+            with open(os.path.join(folder, f"fill{n >> 26}"), "wb") as fh:
+                fh.write(b"\\0" * (64 << 20))
+            n += 64 << 20
+    except OSError:
+        pass
+    sizes[folder] = n >> 20
+raise LookupError(f"tmpfs filled: /tmp {sizes['/tmp']} MiB, /dev/shm {sizes['/dev/shm']} MiB")
+"""
+
+#: Processes beyond any reason (each a process of the machine).
+MANY_PROCESSES = """
+import subprocess
+procs = []
+try:
+    for _ in range(300):
+        procs.append(subprocess.Popen(["sleep", "30"]))
+except OSError:
+    pass
+for p in procs:
+    p.kill()
+raise LookupError(f"started {len(procs)} processes")
 """
 
 WRAP_JSON = """
@@ -253,7 +323,7 @@ except OSError as e:
 Case = tuple[str, str, list[Edit], dict[str, str], str, bool]
 
 
-def _cases(out: Path, marker: Path) -> dict[str, Case]:
+def _cases(out: Path, marker: Path, socket_path: Path) -> dict[str, Case]:
     free_twice = _replace("part2-learner", """        if ret != 0:
             return None                 # a malformed request""", """        if ret != 0:
             acl.rt.free(in_dev)
@@ -291,6 +361,13 @@ def _cases(out: Path, marker: Path) -> dict[str, Case]:
                              dict.fromkeys(PARTS04, ""), "", True),
         "other_learner": ("exercises", NB04, [_append(OTHER_LEARNER)],
                           dict.fromkeys(PARTS04, ""), "", True),
+        "git_solutions": ("exercises", NB04, [_append(GIT_SOLUTIONS)],
+                          dict.fromkeys(PARTS04, ""), "", True),
+        "host_env": ("solutions", NB04, [_append(HOST_ENV)], {}, "", False),
+        "host_socket": ("solutions", NB04, [_append(HOST_SOCKET.format(path=str(socket_path)))],
+                        {}, "", False),
+        "tmpfs_fill": ("solutions", NB04, [_append(TMPFS_FILL)], {}, "", False),
+        "many_processes": ("solutions", NB04, [_append(MANY_PROCESSES)], {}, "", False),
         "daemon": ("exercises", NB04, [_append(DAEMON.format(
             csv=str(out / "grades.csv"), marker=str(marker)))],
             dict.fromkeys(PARTS04, ""), "", True),
@@ -316,13 +393,57 @@ def _protected_digest() -> str:
     return h.hexdigest()
 
 
+#: A secret of the grader's environment (a token) that no submission may see.
+TOKEN = "grader-token-" + secrets.token_hex(8)
+
+
+@contextlib.contextmanager
+def _host_socket() -> Iterator[Path]:
+    """A UNIX socket of the host outside /tmp that answers every connection."""
+    folder = Path(tempfile.mkdtemp(prefix="acl-lab-attack-socket-", dir="/var/tmp"))
+    path = folder / "agent.sock"
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(path))
+    server.listen(8)
+    server.settimeout(0.5)
+    stop = threading.Event()
+
+    def serve() -> None:
+        while not stop.is_set():
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                continue
+            with conn:
+                conn.sendall(b"agent here")
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        yield path
+    finally:
+        stop.set()
+        thread.join(5)
+        server.close()
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 @pytest.fixture(scope="module")
-def attacked(tmp_path_factory: pytest.TempPathFactory) -> tuple[GradeRun, dict[str, Case],
-                                                                Path, str, str]:
-    """Every attack plus honest learners of notebooks 04, 07 and 08, in one grade run."""
+def attacked(tmp_path_factory: pytest.TempPathFactory) -> Iterator[
+        tuple[GradeRun, dict[str, Case], Path, str, str]]:
+    """Every attack plus honest learners of notebooks 04, 07 and 08, in one grade run with
+    the grader's TMPDIR outside /tmp (so each notebook's work folder is beside the others'
+    on the host), two notebooks at a time, a token in its environment and a host socket."""
     root = tmp_path_factory.mktemp("attacks")
     subs, out, marker = root / "submitted", root / "out", root / "daemon-was-here"
-    cases = _cases(out, marker)
+    with _host_socket() as socket_path, \
+            tempfile.TemporaryDirectory(prefix="acl-lab-attacks-", dir="/var/tmp") as tmpdir:
+        yield _attack(subs, out, marker, socket_path, tmpdir)
+
+
+def _attack(subs: Path, out: Path, marker: Path, socket_path: Path, tmpdir: str
+            ) -> tuple[GradeRun, dict[str, Case], Path, str, str]:
+    cases = _cases(out, marker, socket_path)
     for learner, name in (("honest04", NB04), ("honest07", NB07), ("honest08", NB08),
                           ("starter04", NB04), ("zz_honest04", NB04)):
         dest = subs / learner / name
@@ -338,7 +459,7 @@ def attacked(tmp_path_factory: pytest.TempPathFactory) -> tuple[GradeRun, dict[s
         nbformat.write(nb, dest)
     before = _protected_digest()
     graded = run_grade(subs, out, "--timeout", str(TIMEOUT_S), "--jobs", "2", "--no-figures",
-                       timeout=1800)
+                       timeout=1800, extra_env={"TMPDIR": tmpdir, "GRADER_API_TOKEN": TOKEN})
     time.sleep(5)  # a daemon that outlived the sandbox would have written by now
     return graded, cases, marker, before, _protected_digest()
 
@@ -405,6 +526,32 @@ def test_attacks_that_take_others_work_see_nothing(attacked: tuple) -> None:
     assert "libc open failed" in graded.html("ctypes_solutions")
     assert "JSONDecodeError" in graded.html("shell_solutions")
     assert "no other learner&#x27;s notebook is reachable" in graded.html("other_learner")
+    assert "JSONDecodeError" in graded.html("git_solutions")
+
+
+@pytest.mark.slow  # a whole `acl-lab grade` run (make test, not make check)
+@needs_bwrap
+def test_the_host_stays_outside(attacked: tuple) -> None:
+    """The grader's environment (a token) reaches no submission, no page and no CSV; a host
+    socket outside /tmp is not there; /tmp and /dev/shm hold a bounded size; the processes
+    of a sandbox are bounded; the page lists the limits that held."""
+    graded = attacked[0]
+    pages = {p.stem: p.read_text(encoding="utf-8") for p in graded.out.glob("*.html")}
+    assert "environment seen:" in pages["host_env"]
+    assert not [who for who, page in pages.items() if TOKEN in page]
+    assert TOKEN not in (graded.out / "grades.csv").read_text(encoding="utf-8")
+    assert "host socket unreachable" in pages["host_socket"]
+    assert "host socket answered" not in pages["host_socket"]
+    filled = re.search(r"tmpfs filled: /tmp (\d+) MiB, /dev/shm (\d+) MiB",
+                       pages["tmpfs_fill"])
+    assert filled is not None, "the fill cell did not report"
+    cap = sandbox.tmpfs_mb(grade.DEFAULT_MEMORY_MB)
+    assert all(0 < int(n) <= cap for n in filled.groups()), filled.groups()
+    started = re.search(r"started (\d+) processes", pages["many_processes"])
+    assert started is not None and int(started.group(1)) < limits.MAX_TASKS
+    assert "at most 128 processes and threads" in pages["many_processes"]
+    # each attack above still earned its exercises' points: it is the host that was kept out
+    assert graded.points("many_processes") == graded.points("honest04")
 
 
 @pytest.mark.slow  # a whole `acl-lab grade` run (make test, not make check)

@@ -240,6 +240,20 @@ def test_decoding_rejects_forged_file_names(tmp_path: Path) -> None:
         decode_result({"t": "ndarray", "file": "../../etc/passwd"}, tmp_path)
 
 
+def test_decoding_reads_each_array_once_and_bounds_their_total(tmp_path: Path) -> None:
+    """A sparse 128 MiB array named 24 times is read once (one object, not 3 GB); arrays
+    past the total bound are refused before they are read."""
+    np.lib.format.open_memmap(tmp_path / "a0.npy", mode="w+", dtype=np.uint8,
+                              shape=(128 << 20,)).flush()
+    node = {"t": "list", "items": [{"t": "ndarray", "file": "a0.npy"}] * 24}
+    back = decode_result(node, tmp_path)
+    assert len(back) == 24 and all(a is back[0] for a in back)
+    np.lib.format.open_memmap(tmp_path / "a1.npy", mode="w+", dtype=np.uint8,
+                              shape=(600 << 20,)).flush()
+    with pytest.raises(ValueError, match="hold more than 512 MiB"):
+        decode_result({"t": "list", "items": [{"t": "ndarray", "file": "a1.npy"}]}, tmp_path)
+
+
 def test_missing_folder_is_a_clear_error(tmp_path: Path) -> None:
     """A submissions folder that does not exist: exit 2 and a message naming it."""
     res = run_grade(tmp_path / "absent", tmp_path / "out", timeout=60, cwd=tmp_path)

@@ -211,6 +211,9 @@ CHAN_DESC, CHAN, DEAD_CHAN_DESC = Ref("chan_desc"), Ref("chan"), Ref("dead_chan_
 PIC, DEAD_PIC, CFG, DEAD_CFG = Ref("pic"), Ref("dead_pic"), Ref("cfg"), Ref("dead_cfg")
 JPEG_HOST, JPEG_SIZE, JPEG_DEV = Ref("jpeg_host"), Ref("jpeg_size"), Ref("jpeg_dev")
 PROG_DEV, PROG_SIZE = Ref("prog_dev"), Ref("prog_size")
+#: a 64x64 RGB PNG in host and in DVPP memory, and an RGB888 output desc for it
+PNG_HOST, PNG_SIZE, PNG_DEV, PNG_PIC = (Ref("png_host"), Ref("png_size"), Ref("png_dev"),
+                                        Ref("png_pic"))
 DEC_PIC, VPC_IN, VPC_OUT = Ref("dec_pic"), Ref("vpc_in"), Ref("vpc_out")
 TID, DONE_TID, MAIN_TID = Ref("tid"), Ref("done_tid"), Ref("main_tid")
 #: acl.prof: a result folder, configs, and profiling initialised / started with PROF_CFG
@@ -1051,6 +1054,32 @@ row("acl.media.dvpp_jpeg_decode_async", (CHAN, JPEG_DEV, JPEG_SIZE, DEC_PIC, STR
          "progressive JPEG (§9.2: 148052)"),
     stream_arg(4, foreign=NONZERO),
     no_ctx((CHAN, JPEG_DEV, JPEG_SIZE, DEC_PIC, STREAM), NONZERO, "no current context"))
+_PNG_INFO = [
+    at(0, 0, NONZERO, "null PNG pointer"),
+    at(1, 0, NONZERO, "size 0"),
+    at(0, PAGEABLE, NONZERO, "host bytes that are not a PNG"),
+    at(0, PNG_DEV, NONZERO, "PNG in device memory (host memory, as for JPEG)"),
+    at(0, GARBAGE, NONZERO, "garbage pointer"),
+    at(0, DEAD_HOST, NONZERO, "freed host pointer"),
+    at(0, STALE["host"], NONZERO, "host memory of a finalized session"),
+    at(1, 3, NONZERO, "3 bytes: shorter than a PNG header"),
+    at(1, -1, NONZERO, "-1 wraps to 2**32-1 bytes: past the buffer"),
+]
+row("acl.media.dvpp_png_get_image_info", (PNG_HOST, PNG_SIZE), _PNG_INFO)
+row("acl.media.dvpp_png_predict_dec_size", (PNG_HOST, PNG_SIZE, 12), _PNG_INFO,
+    at(2, 999, NONZERO, "output pixel format 999"))
+row("acl.media.dvpp_png_decode_async", (CHAN, PNG_DEV, PNG_SIZE, PNG_PIC, STREAM),
+    _CHAN_BAD,
+    at(0, CHAN_DESC, NONZERO, "channel desc without a channel"),
+    at(1, 0, NONZERO, "null input"),
+    at(2, 0, NONZERO, "input size 0"),
+    at(1, PNG_HOST, NONZERO, "input in host memory (dvpp_malloc memory, as for JPEG)"),
+    at(1, DEAD_DVPP, NONZERO, "freed input"),
+    bad_refs(1, "dvpp", what="input"),
+    at(3, PIC, NONZERO, "output desc with no buffer"),
+    bad_refs(3, "pic", null=True, what="output desc"),
+    stream_arg(4, foreign=NONZERO),
+    no_ctx((CHAN, PNG_DEV, PNG_SIZE, PNG_PIC, STREAM), NONZERO, "no current context"))
 row("acl.media.dvpp_vpc_resize_async", (CHAN, VPC_IN, VPC_OUT, CFG, STREAM), _CHAN_BAD,
     at(0, CHAN_DESC, NONZERO, "channel desc without a channel"),
     at(1, PIC, NONZERO, "input desc with no buffer"),

@@ -518,6 +518,36 @@ class World(MediaWorld):
         self.get(T.JPEG_HOST)
         return self._to_dvpp(self.cache["jpeg_bytes"])
 
+    def _png_host(self) -> int:
+        x = np.linspace(0, 255, 64, dtype=np.uint8)
+        out = io.BytesIO()
+        Image.fromarray(np.stack([np.tile(x, (64, 1))] * 3, axis=-1)).save(out, format="PNG")
+        data = out.getvalue()
+        self.cache["png_size"] = len(data)
+        self.cache["png_bytes"] = data
+        return self._host_bytes(data)
+
+    def _png_size(self) -> int:
+        self.get(T.PNG_HOST)
+        return int(self.cache["png_size"])
+
+    def _png_dev(self) -> int:
+        self.get(T.PNG_HOST)
+        return self._to_dvpp(self.cache["png_bytes"])
+
+    def _png_pic(self) -> int:
+        m = self.acl.media
+        ws, hs = 128 * 3, 64  # PNGD RGB888: align(w, 128) * 3 bytes x align(h, 16)
+        d = self._pic()
+        buf = int(ok(m.dvpp_malloc(ws * hs)))
+        for setter, v in ((m.dvpp_set_pic_desc_data, buf), (m.dvpp_set_pic_desc_size, ws * hs),
+                          (m.dvpp_set_pic_desc_format, 12), (m.dvpp_set_pic_desc_width, 64),
+                          (m.dvpp_set_pic_desc_height, 64),
+                          (m.dvpp_set_pic_desc_width_stride, ws),
+                          (m.dvpp_set_pic_desc_height_stride, hs)):
+            assert setter(d, v) == 0
+        return d
+
     def _prog_dev(self) -> int:
         data = jpeg(64, 64, progressive=True)
         self.cache["prog_size"] = len(data)
