@@ -293,6 +293,7 @@ except OSError:
     pass
 for p in procs:
     p.kill()
+    p.wait()
 raise LookupError(f"started {len(procs)} processes")
 """
 
@@ -363,11 +364,11 @@ def _cases(out: Path, marker: Path, socket_path: Path) -> dict[str, Case]:
                           dict.fromkeys(PARTS04, ""), "", True),
         "git_solutions": ("exercises", NB04, [_append(GIT_SOLUTIONS)],
                           dict.fromkeys(PARTS04, ""), "", True),
-        "host_env": ("solutions", NB04, [_append(HOST_ENV)], {}, "", False),
-        "host_socket": ("solutions", NB04, [_append(HOST_SOCKET.format(path=str(socket_path)))],
+        "host_env": ("exercises", NB04, [_append(HOST_ENV)], {}, "", False),
+        "host_socket": ("exercises", NB04, [_append(HOST_SOCKET.format(path=str(socket_path)))],
                         {}, "", False),
-        "tmpfs_fill": ("solutions", NB04, [_append(TMPFS_FILL)], {}, "", False),
-        "many_processes": ("solutions", NB04, [_append(MANY_PROCESSES)], {}, "", False),
+        "tmpfs_fill": ("exercises", NB04, [_append(TMPFS_FILL)], {}, "", False),
+        "many_processes": ("exercises", NB04, [_append(MANY_PROCESSES)], {}, "", False),
         "daemon": ("exercises", NB04, [_append(DAEMON.format(
             csv=str(out / "grades.csv"), marker=str(marker)))],
             dict.fromkeys(PARTS04, ""), "", True),
@@ -550,8 +551,9 @@ def test_the_host_stays_outside(attacked: tuple) -> None:
     started = re.search(r"started (\d+) processes", pages["many_processes"])
     assert started is not None and int(started.group(1)) < limits.MAX_TASKS
     assert "at most 128 processes and threads" in pages["many_processes"]
-    # each attack above still earned its exercises' points: it is the host that was kept out
-    assert graded.points("many_processes") == graded.points("honest04")
+    # the bounded processes did not cost the notebook its grading (a starter with the cell
+    # scores what the starter scores)
+    assert graded.points("many_processes") == graded.points("starter04")
 
 
 @pytest.mark.slow  # a whole `acl-lab grade` run (make test, not make check)
