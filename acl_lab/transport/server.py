@@ -146,6 +146,9 @@ class Server:
         self._pins: list[list[int]] = []
         self.session: Session | None = None
         self.index = -2  # no session yet
+        #: the highest exercise index begun: a part's session, once ended, never reopens (a
+        #: later part's code could otherwise begin it again and rewrite its trace)
+        self._begun = -1
         self._names = _KeyNames(self)
         hostsched.set_control(True)  # the program's threads take turns here
         self._session_lock = threading.Lock()
@@ -312,10 +315,16 @@ class Server:
                 self._reply(key, None, ("ValueError", "exercise index must be an int >= 0"))
                 return
             if kind == "begin":
-                if index <= self.index:
-                    self._reply(key, None, ("ValueError", "exercises begin in order"))
+                if index <= self._begun:
+                    self._reply(key, None, ("ValueError", "exercises begin in order, each "
+                                            "once"))
                     return
-                self._open(index)
+                self._begun = index
+                try:
+                    self._open(index)
+                except ValueError as e:  # an index the job does not have
+                    self._reply(key, None, ("ValueError", str(e)))
+                    return
             elif index == self.index:
                 with self._session_lock:
                     self._close_current()

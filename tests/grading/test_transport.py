@@ -446,6 +446,32 @@ def test_a_malformed_frame_gets_an_error_and_the_server_keeps_serving(
     assert srv.wait(60) == 0
 
 
+def test_an_ended_part_never_reopens(tmp_path: Path) -> None:
+    """After part 0 ended and a stray call reached the connection's own session, beginning
+    part 0 again is refused (a later part could otherwise rewrite the trace part 0 is graded
+    on); the next part begins."""
+    srv = ServerProcess(tmp_path, [["04.1", 0], ["04.2", 0]])
+    sock = socket.socket(fileno=srv.client_fd)
+
+    def error(msg: list[object]) -> object:
+        """The error field of the reply to ``msg``."""
+        sock.sendall(codec.frame(msg))
+        reply = _reply(sock)
+        assert isinstance(reply, list) and reply[0] == "ret"
+        return reply[5]
+
+    with sock:
+        assert error(["begin", 1, 0, "t"]) is None
+        assert error(["end", 1, 0, "t"]) is None
+        assert error(["call", 1, "t", "acl.rt.get_run_mode", [], "f", 1, [], []]) is None
+        assert error(["begin", 1, 0, "t"]) == ["ValueError", "exercises begin in order, each "
+                                                             "once"]
+        assert error(["begin", 1, 1, "t"]) is None
+        assert error(["end", 1, 1, "t"]) is None
+        assert error(["begin", 1, 7, "t"]) == ["ValueError", "no exercise 7 in this job"]
+    assert srv.wait(60) == 0
+
+
 def test_an_impossible_frame_length_ends_the_connection_not_the_server(tmp_path: Path) -> None:
     srv, sock = _raw_server(tmp_path)
     with sock:
