@@ -25,33 +25,38 @@ from .rubric import Run, Verdict
 
 #: Task kinds that count as device work (an operator's kernel, a model execution).
 DEVICE_WORK = ("kernel", "model")
-#: The most bytes of copies back one run keeps (a run copying back more is not judged).
+#: The most bytes of copies back one run keeps (a run copying back more is not judged), and
+#: separately the most bytes of uploads it keeps.
 MAX_LANDED_BYTES = 64 << 20
+#: A value shorter than this, or with fewer distinct byte values, says nothing about where
+#: it came from (a zero, a flag): it is not compared with the uploads.
+MIN_EVIDENCE_BYTES, MIN_EVIDENCE_SYMBOLS = 16, 4
 #: How many device-to-device copies ``origins`` follows back.
 MAX_HOPS = 8
 
-_D2H, _D2D = TaskKind.D2H, TaskKind.D2D
+_D2H, _D2D, _H2D = TaskKind.D2H, TaskKind.D2D, TaskKind.H2D
 
 
 class LandedLog:
-    """Hook subscriber keeping ``(task id, bytes)`` of every device-to-host copy that landed.
+    """Hook subscriber keeping ``(task id, bytes)`` of every device-to-host copy that landed,
+    and of every host-to-device one (an upload: what the host knew before the device ran).
 
     ``session.hooks.subscribe(LandedLog())`` before the learner's code runs; ``landed`` lists
-    the copies in landing order. Past ``MAX_LANDED_BYTES`` it keeps no more.
+    the copies in landing order (the task's kind tells which is which). Past
+    ``MAX_LANDED_BYTES`` of each direction it keeps no more of that direction.
     """
 
     def __init__(self, limit: int = MAX_LANDED_BYTES) -> None:
         self.landed: list[tuple[int, bytes]] = []
         self.limit = limit
-        self.size = 0
+        self.sizes: dict[int, int] = {int(_D2H): 0, int(_H2D): 0}
 
     def on_landed(self, t: Any, region: Any, offset: int, data: bytes) -> None:
-        """Keep ``data`` when ``t`` is a device-to-host copy."""
-        if int(t.kind) != _D2H:
+        """Keep ``data`` when ``t`` is a device-to-host or host-to-device copy."""
+        kind = int(t.kind)
+        if kind not in self.sizes or self.sizes[kind] + len(data) > self.limit:
             return
-        if self.size + len(data) > self.limit:
-            return
-        self.size += len(data)
+        self.sizes[kind] += len(data)
         self.landed.append((int(t.id), bytes(data)))
 
 
@@ -178,7 +183,12 @@ def from_device(run: Run, value: Any = None, *,
                        "returned were computed on the host, not read back from the device")
     kinds = trace.tasks["kind"]
     good: list[bytes] = []
+    #: when the device work behind each good copy began (its earliest origin's start)
+    began: list[int] = []
     host_fed: list[tuple[bytes, str]] = []
+    #: uploads: bytes the host sent, with the time each upload ended
+    uploads = [(data, int(trace.tasks["end_ns"][row])) for row, data in run.landed
+               if 0 <= row < trace.tasks.rows and int(kinds[row]) == _H2D]
     index = WriterIndex(trace)
     for row, data in run.landed:
         if not 0 <= row < trace.tasks.rows or int(kinds[row]) != _D2H:
@@ -186,13 +196,19 @@ def from_device(run: Run, value: Any = None, *,
         found = origins(trace, row, index=index)
         if found and all(k in work for k, _ in found):
             good.append(data)
+            began.append(min(int(trace.tasks["start_ns"][t]) for _, t in found))
         else:
             other = next((k, t) for k, t in found if k not in work) if found else ("?", -1)
             host_fed.append((data, _describe_origin(trace, *other)))
     wanted = " or ".join("a model execution" if w == "model" else "an operator"
                          for w in work)
     for path, arr in leaves:
-        if _delivered(arr, good):
+        by = [t0 for data, t0 in zip(good, began, strict=True) if _delivered(arr, [data])]
+        if by and _uploaded_before(arr, uploads, min(by)):
+            return False, (f"{path} is bytes your code uploaded before {wanted} ran: "
+                           "passing the host's answer through the device (an identity "
+                           "operator, a copy) does not compute it")
+        if by or _delivered(arr, good):  # one copy, or rows gathered from several
             continue
         fed = next((why for d, why in host_fed if _delivered(arr, [d])), None)
         if fed is not None:
@@ -202,6 +218,15 @@ def from_device(run: Run, value: Any = None, *,
                        "computed on the host (numpy, or the rubric's own reference) earn no "
                        f"points; return the bytes {wanted} wrote and you copied back")
     return True, f"every returned value was copied back from the output of {wanted}"
+
+
+def _uploaded_before(arr: np.ndarray, uploads: Sequence[tuple[bytes, int]], t0: int) -> bool:
+    """Whether ``arr`` (long and varied enough to tell) was in an upload that ended before
+    ``t0``, the start of the device work that delivered it."""
+    raw = np.ascontiguousarray(arr).tobytes()
+    if len(raw) < MIN_EVIDENCE_BYTES or len(set(raw)) < MIN_EVIDENCE_SYMBOLS:
+        return False
+    return any(end <= t0 and _delivered(arr, [data]) for data, end in uploads)
 
 
 def _encodings(arr: np.ndarray) -> list[np.ndarray]:

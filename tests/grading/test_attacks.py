@@ -424,7 +424,7 @@ def _host_socket() -> Iterator[Path]:
         yield path
     finally:
         stop.set()
-        thread.join(5)
+        thread.join(60)
         server.close()
         shutil.rmtree(folder, ignore_errors=True)
 

@@ -20,6 +20,7 @@ from acl_lab.constants import (
 from acl_lab.grading import Exercise, Item, Run, get_exercise, grade_run, run_exercise
 from acl_lab.grading.exercises import ex04, ex05, ex06, ex07, ex08
 from acl_lab.grading.provenance import from_device, origins
+from acl_lab.runtime.kinds import TaskKind
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -132,8 +133,12 @@ def test_no_result_or_no_acl_call_scores_nothing(fn: Any, cause: str) -> None:
 def test_provenance_follows_device_copies_back_to_the_operator() -> None:
     ex = _exercise(claims=("leak",))
     run = run_exercise(ex, _double_on_device, seed=3)
-    (row, data), = run.landed
+    kinds = run.trace.tasks["kind"]
+    (row, data), = [(r, d) for r, d in run.landed if int(kinds[r]) == TaskKind.D2H]
     assert data == (_vector(3)[0] * 2).tobytes()
+    # the upload is kept too (what the host knew before the device ran)
+    assert [d for r, d in run.landed if int(kinds[r]) == TaskKind.H2D] == [_vector(3)[0]
+                                                                          .tobytes()]
     assert [k for k, _ in origins(run.trace, row)] == ["kernel"]
 
 
@@ -146,6 +151,55 @@ def test_laundered_host_values_are_named_as_such() -> None:
     assert not ok and "your code filled from the host" in why and "acl.rt.memcpy" in why
     ok, why = from_device(run, np.zeros(4, np.float32), work=("kernel",))
     assert not ok and "not what any device-to-host copy delivered" in why
+
+
+def _identity_on_device(x: np.ndarray, *, reupload: bool = False) -> Any:
+    """The host's answer (2x) uploaded and passed through Add(answer, zeros) on the device;
+    ``reupload``: the honest 2x instead, whose result the host then uploads again."""
+    acl.init()
+    acl.rt.set_device(0)
+    n = x.nbytes
+    a, z, out = (acl.rt.malloc(n, ACL_MEM_MALLOC_NORMAL_ONLY)[0] for _ in range(3))
+    first = x.tobytes() if reupload else (x * 2).tobytes()
+    second = x.tobytes() if reupload else bytes(n)
+    acl.rt.memcpy(a, n, acl.util.bytes_to_ptr(first), n, ACL_MEMCPY_HOST_TO_DEVICE)
+    acl.rt.memcpy(z, n, acl.util.bytes_to_ptr(second), n, ACL_MEMCPY_HOST_TO_DEVICE)
+    desc = acl.create_tensor_desc(0, [x.size], 2)
+    bufs = [acl.create_data_buffer(a, n), acl.create_data_buffer(z, n)]
+    outs = [acl.create_data_buffer(out, n)]
+    attr = acl.op.create_attr()
+    stream, _ = acl.rt.create_stream()
+    assert acl.op.execute_v2("Add", [desc, desc], bufs, [desc], outs, attr, stream) == 0
+    acl.rt.synchronize_stream(stream)
+    host, _ = acl.rt.malloc_host(n)
+    acl.rt.memcpy(host, n, out, n, ACL_MEMCPY_DEVICE_TO_HOST)
+    y = np.frombuffer(acl.util.ptr_to_bytes(host, n), dtype=np.float32).copy()
+    if reupload:  # the next stage of a pipeline takes the result back to the device
+        acl.rt.memcpy(z, n, host, n, ACL_MEMCPY_HOST_TO_DEVICE)
+    acl.rt.destroy_stream(stream)
+    acl.op.destroy_attr(attr)
+    for b in (*bufs, *outs):
+        acl.destroy_data_buffer(b)
+    acl.destroy_tensor_desc(desc)
+    for p in (a, z, out):
+        acl.rt.free(p)
+    acl.rt.free_host(host)
+    acl.rt.reset_device(0)
+    acl.finalize()
+    return y
+
+
+def test_an_answer_uploaded_and_passed_through_an_identity_operator_does_not_count() -> None:
+    """Add(answer, 0): the operator wrote the bytes copied back, but the host had uploaded
+    them before it ran; a result uploaded again after the device computed it still counts."""
+    ex = _exercise(claims=("leak",))
+    run = run_exercise(ex, _identity_on_device, seed=3)
+    assert np.array_equal(run.result, _vector(3)[0] * 2)
+    ok, why = from_device(run, work=("kernel",))
+    assert not ok and "is bytes your code uploaded before an operator ran" in why, why
+    honest = run_exercise(ex, lambda x: _identity_on_device(x, reupload=True), seed=3)
+    assert np.array_equal(honest.result, _vector(3)[0] * 2)
+    assert from_device(honest, work=("kernel",))[0]
 
 
 def test_widened_results_and_gathered_rows_still_count() -> None:
