@@ -21,6 +21,7 @@ channel desc whose channel still exists gives 148051.
 from __future__ import annotations
 
 import io
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -37,7 +38,7 @@ from .costs import dvpp_ns, vpc_ns
 from .errors import AccessError, AclError
 from .kinds import Engine, ObjectKind, TaskKind
 from .memory import DEVICE, DVPP, HOST_PAGEABLE, HOST_PINNED, KIND_NAMES
-from .objects import HostThread
+from .objects import HostThread, Stream
 from .singleop import queue_device_task
 
 if TYPE_CHECKING:
@@ -612,30 +613,44 @@ def jpeg_decode_async(s: Session, th: HostThread, cid: int, chan: int, in_ptr: i
     nv21 = out.format == PIXEL_FORMAT_YVU_SEMIPLANAR_420
     size = out.size
     pixels = info.width * info.height if info is not None else ws * hs
+
+    def decode(data: bytes) -> tuple[bytes, Any]:
+        got = parse_jpeg_header(data)
+        _check_jpegd_input(s, got)
+        _check_jpegd_output(s, ws, hs, size, got)
+        return decode_to_sp420(data, got, ws, hs, nv21), got
+
+    _queue_decode(s, th, cid, st, out, (in_ptr, in_size), need, pixels, "JPEG", decode)
+
+
+def _queue_decode(s: Session, th: HostThread, cid: int, st: Stream, out: PicDesc,
+                  source: tuple[int, int], need: int, pixels: int, codec: str,
+                  decode: Callable[[bytes], tuple[bytes, Any]]) -> None:
+    """Queue a picture decode (JPEGD, PNGD) on ``st``: ``decode`` turns the input bytes into
+    the output bytes and the image's header (its ``width``, ``height``), raising AclError
+    for what the decoder refuses; that failure reaches the program as the out desc's ret
+    code (``dvpp_get_pic_desc_ret_code``) and a diagnostic, as the hardware reports it."""
     out.ret_code = 0
+    unit = f"{codec}D"
 
     def run(inputs: list[bytes]) -> list[bytes]:
-        data = inputs[0]
         try:
-            got = parse_jpeg_header(data)
-            _check_jpegd_input(s, got)
-            _check_jpegd_output(s, ws, hs, size, got)
             try:
-                yuv = decode_to_sp420(data, got, ws, hs, nv21)
+                data, got = decode(inputs[0])
             except (OSError, ValueError, SyntaxError) as e:
-                raise AclError(ACL_ERROR_INVALID_PARAM, f"the JPEG stream is corrupt: "
+                raise AclError(ACL_ERROR_INVALID_PARAM, f"the {codec} stream is corrupt: "
                                                         f"{e}") from None
         except AclError as e:
             out.ret_code = e.code
-            s.diag(cid, "dvpp_task_failed", f"JPEGD task failed ({e.code}): {e.message}; "
+            s.diag(cid, "dvpp_task_failed", f"{unit} task failed ({e.code}): {e.message}; "
                                             "see acl.media.dvpp_get_pic_desc_ret_code", 2)
             return [b""]
         out.width, out.height = got.width, got.height
-        return [yuv]
+        return [data]
 
     queue_device_task(s, th, cid, st, TaskKind.DVPP, Engine.DVPP, dvpp_ns(s.profile, pixels),
-                      [(in_ptr, in_size, "JPEGD input")], [(out.data, need, "JPEGD output")],
-                      run, "JPEGD", allowed=(DEVICE, DVPP))
+                      [(*source, f"{unit} input")], [(out.data, need, f"{unit} output")],
+                      run, unit, allowed=(DEVICE, DVPP))
 
 
 # ------------------------------------------------------------------ PNG decode (PNGD)
@@ -860,30 +875,14 @@ def png_decode_async(s: Session, th: HostThread, cid: int, chan: int, in_ptr: in
     _dvpp_buffer(s, cid, out.data, need, "PNGD output")
     size = out.size
     pixels = info.width * info.height if info is not None else ws * hs
-    out.ret_code = 0
 
-    def run(inputs: list[bytes]) -> list[bytes]:
-        data = inputs[0]
-        try:
-            got = parse_png_header(data)
-            _check_pngd_input(got)
-            _check_pngd_output(ws, hs, size, fmt, got)
-            try:
-                pixels_out = decode_png(data, got, fmt, ws, hs)
-            except (OSError, ValueError, SyntaxError) as e:
-                raise AclError(ACL_ERROR_INVALID_PARAM, f"the PNG stream is corrupt: "
-                                                        f"{e}") from None
-        except AclError as e:
-            out.ret_code = e.code
-            s.diag(cid, "dvpp_task_failed", f"PNGD task failed ({e.code}): {e.message}; "
-                                            "see acl.media.dvpp_get_pic_desc_ret_code", 2)
-            return [b""]
-        out.width, out.height = got.width, got.height
-        return [pixels_out]
+    def decode(data: bytes) -> tuple[bytes, Any]:
+        got = parse_png_header(data)
+        _check_pngd_input(got)
+        _check_pngd_output(ws, hs, size, fmt, got)
+        return decode_png(data, got, fmt, ws, hs), got
 
-    queue_device_task(s, th, cid, st, TaskKind.DVPP, Engine.DVPP, dvpp_ns(s.profile, pixels),
-                      [(in_ptr, in_size, "PNGD input")], [(out.data, need, "PNGD output")],
-                      run, "PNGD", allowed=(DEVICE, DVPP))
+    _queue_decode(s, th, cid, st, out, (in_ptr, in_size), need, pixels, "PNG", decode)
 
 
 # ------------------------------------------------------------------ VPC resize
