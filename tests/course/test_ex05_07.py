@@ -463,6 +463,23 @@ def test_reset_after_the_first_consumer_synchronized_still_hangs(
     assert "was reset" in report.result("no_deadlock").reason
 
 
+def test_a_reset_on_a_stream_not_ordered_after_the_record_no_longer_passes(
+        solutions: dict[str, dict[str, Any]]) -> None:
+    """07.2: the reset moved onto the other consumer's stream, before each pair's record. In
+    the emulator's timing the idle stream resets before the record lands, so nothing hangs
+    and every value is right; on hardware a record that lands first is cleared and both
+    consumers wait forever. The reset_unordered finding says so on every run: the answer
+    loses its points."""
+    reset = '        check_ret("acl.rt.reset_event", acl.rt.reset_event(y_ready, produce))\n'
+    record = '        check_ret("acl.rt.record_event", acl.rt.record_event(y_ready, produce))\n'
+    early = '        check_ret("acl.rt.reset_event", acl.rt.reset_event(y_ready, square))\n'
+    fn = _variant(solutions["07"], "07.2", (reset, ""), (record, early + record))
+    report = _grade("07.2", fn, seed=4)
+    assert report.run.error is None and report.run.result is not None  # it returned
+    assert [f.kind for f in report.run.findings] == ["reset_unordered"]
+    assert report.score < report.total and "reset_event" in (report.gate or ""), report.text()
+
+
 def test_corrupted_outputs_differ_from_the_expected_values(
         starters: dict[str, dict[str, Any]]) -> None:
     """07.3: the starter's stage 2 reads the scaled buffer before stage 1 wrote it: its first

@@ -1134,4 +1134,96 @@ def _wait_chain(trace: Any, cid: int, ids: dict[str, set[int]],
     return out, rule
 
 
-CHECKS: tuple[Callable[[Any], list[Finding]], ...] = (races, waits_before_record, deadlocks)
+# ============================================================================ event resets
+def resets_unordered(trace: Any) -> list[Finding]:
+    """A reset_event that nothing orders against the records and waits around it: after the
+    event's last record queued before it and the waits on that record queued between the two,
+    and before the next record queued after it.
+
+    Without that order the outcome is the hardware's timing, not the program's: the reset may
+    run before the record it follows in the program (it clears nothing) or after a record it
+    precedes (it clears that one), and a stream waiting on the record then waits forever.
+    One run shows one of these; this finding is there on every run. A reset on the stream
+    that records (FIFO), on a stream after its own wait, or after the host synchronized the
+    waiting streams is ordered.
+    """
+    tasks = trace.tasks
+    if not tasks.rows:
+        return []
+    kinds = np.asarray(tasks["kind"])
+    events = np.asarray(tasks["event"])
+    pairs: list[tuple[int, int, int]] = []  # (task before, task after, the reset)
+    is_record = kinds == TaskKind.EVENT_RECORD
+    for r in np.nonzero(kinds == TaskKind.EVENT_RESET)[0].tolist():
+        ev = int(events[r])
+        if ev < 0:
+            continue
+        same = np.nonzero(events == ev)[0]
+        recs = same[is_record[same] & (same < r)]
+        if len(recs):
+            rec = int(recs[-1])
+            pairs.append((rec, r, r))
+            pairs += [(int(w), r, r) for w in
+                      same[(kinds[same] == TaskKind.EVENT_WAIT) & (same > rec) & (same < r)]]
+        later = same[is_record[same] & (same > r)]
+        if len(later):
+            pairs.append((r, int(later[0]), r))
+    if not pairs:
+        return []
+    g = _Graph(trace)
+    marked = np.zeros(g.nt, dtype=np.int64)
+    marked[[t for p in pairs for t in p[:2]]] = 1
+    first = int_array(np.concatenate(([0], np.cumsum(marked))))
+    seen: dict[int, tuple[int, int, Clock]] = {}
+
+    def on_task(task: int, key: int, seq: int, clock: Clock) -> None:
+        seen[task] = (key, seq, clock)
+
+    g.walk(on_task, first)
+    loose: dict[int, list[int]] = defaultdict(list)  # reset -> the tasks it is loose against
+    for a, b, r in pairs:
+        if a in seen and b in seen and seen[a][0] != seen[b][0] and \
+                not ordered(seen[b][2], seen[a][0], seen[a][1]):
+            loose[r].append(b if a == r else a)
+    by_site: dict[tuple[str, int], list[int]] = defaultdict(list)
+    for r in loose:
+        by_site[_task_site(trace, r)].append(r)
+    return [_reset_finding(trace, f, ln, rs, loose) for (f, ln), rs in sorted(by_site.items())]
+
+
+def _reset_finding(trace: Any, f: str, ln: int, resets: list[int],
+                   loose: dict[int, list[int]]) -> Finding:
+    r = resets[0]
+    t_stream, kinds = trace.tasks["stream"], trace.tasks["kind"]
+    after, before = [], []
+    for a in loose[r]:
+        af, al = _task_site(trace, a)
+        name = _stream_name(trace, int(t_stream[a]))
+        if int(kinds[a]) != TaskKind.EVENT_RECORD:
+            after.append(f"the wait at {af}:{al} (on {name})")
+        elif a < r:
+            after.append(f"the record at {af}:{al} (on {name})")
+        else:
+            before.append(f"the next record at {af}:{al} (on {name})")
+    loose_txt = " and ".join(
+        ([f"not ordered after {' or '.join(after)}"] if after else [])
+        + ([f"not ordered before {' or '.join(before)}"] if before else []))
+    n = len(resets)
+    times = f" ({n} times at this line)" if n > 1 else ""
+    msg = (f"acl.rt.reset_event at {f}:{ln}{times} (on "
+           f"{_stream_name(trace, int(t_stream[r]))}) is {loose_txt}: nothing in the program "
+           "fixes which runs first. Depending on timing the reset clears nothing, or clears a "
+           "record a waiting stream still needs, and that stream waits forever; this run "
+           "showed only one of these. Rule: reset an event where it is ordered after its "
+           "record and every wait on it, and before the next record: on the recording stream "
+           "(after the waits were synchronized), or on the last waiting stream after its "
+           "wait. Fix: put acl.rt.reset_event on the stream that records the event, after "
+           "acl.rt.synchronize_stream of every stream that waits on it.")
+    calls = tuple(int(trace.tasks["call"][x]) for x in resets)
+    sites = ((f, ln), *(_task_site(trace, a) for a in loose[r]))
+    return Finding("reset_unordered", "warning", msg, f, ln, calls,
+                   {"tasks": (*resets, *loose[r])}, tuple(dict.fromkeys(sites)))
+
+
+CHECKS: tuple[Callable[[Any], list[Finding]], ...] = (races, waits_before_record,
+                                                      resets_unordered, deadlocks)
