@@ -7,7 +7,13 @@ from types import ModuleType
 import acl_lab
 from acl_lab.runtime.session import Session
 from acl_lab.tracer.views import PlotStyle, call_table
-from acl_lab.tracer.views.call_table import COLUMNS
+from acl_lab.tracer.views.call_table import (
+    CELL_CHAR_PX,
+    COLUMN_WIDTHS,
+    COLUMNS,
+    THREAD_NAME_MAX,
+    column_widths,
+)
 
 
 def _program(session: Session, acl: ModuleType) -> None:
@@ -72,3 +78,35 @@ def test_max_rows_caps_the_table_and_says_so(session: Session, acl: ModuleType) 
 
 def test_reachable_from_acl_lab() -> None:
     assert acl_lab.call_table is call_table
+
+
+def test_thread_names_are_whole_and_the_column_fits_them(session: Session,
+                                                         acl: ModuleType) -> None:
+    """``MainThread`` and a worker's name appear whole, the thread column is wide enough for
+    them (never ``MainThrea``); only a name past ``THREAD_NAME_MAX`` ends in an ellipsis."""
+    import threading
+
+    _program(session, acl)
+    long_name = "decode-worker-" + "x" * THREAD_NAME_MAX
+    worker = "ThreadPoolExecutor-0_3"
+
+    def work() -> None:
+        assert acl.rt.set_device(0) == 0
+        assert acl.rt.reset_device(0) == 0
+
+    for name in (worker, long_name):
+        t = threading.Thread(target=work, name=name)
+        t.start()
+        t.join()
+    fig = call_table(session.trace())
+    names = set(_cells(fig)["thread"])
+    shortened = long_name[:THREAD_NAME_MAX - 1] + "\u2026"
+    assert names == {"MainThread", worker, shortened}
+    assert len(shortened) == THREAD_NAME_MAX
+    widths = list(fig.data[0].columnwidth)
+    thread_width = widths[COLUMNS.index("thread")]
+    assert thread_width >= THREAD_NAME_MAX * CELL_CHAR_PX
+    # the other columns keep their widths, so the thread column's share grows
+    assert widths[COLUMNS.index("arguments")] == COLUMN_WIDTHS["arguments"]
+    assert column_widths(["MainThread"])[COLUMNS.index("thread")] == COLUMN_WIDTHS["thread"]
+    assert len("MainThread") * CELL_CHAR_PX < COLUMN_WIDTHS["thread"]
