@@ -16,7 +16,7 @@ import plotly.graph_objects as go
 from ..sites import format_site
 from ..units import human_ns
 from .style import NEUTRAL_FILL, PlotStyle
-from .timeline import _fmt_arg
+from .timeline import format_arg
 
 #: Columns of the table, left to right.
 COLUMNS = ("call", "thread", "API (C name)", "arguments", "ret", "file:line", "start", "duration")
@@ -92,7 +92,7 @@ def call_table(trace: Any, *, only_errors: bool = False, name: str | None = None
         th_name = (trace.string(int(threads["name"][th])) if 0 <= th < threads.rows
                    else str(th))
         ret = int(rets[cid])
-        args = ", ".join(_fmt_arg(trace, a) for a in trace.call_args(cid))
+        args = ", ".join(format_arg(trace, a) for a in trace.call_args(cid))
         file, line = trace.call_site(cid)
         start = int(calls["start_ns"][cid])
         end = int(calls["end_ns"][cid])
