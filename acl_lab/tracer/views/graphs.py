@@ -46,6 +46,28 @@ RACE_FIRST, RACE_SECOND, CONTEXT = PALETTE["write"], PALETTE["read"], "#d5d8dc"
 CHAIN_WIDTH = 110
 #: Where the race view's arrowhead starts along the missing edge (the rest stays dashed).
 ARROW_TAIL = 0.8
+#: The race view's layout in pixels: the plot's height and top margin; below the plot the x
+#: axis (tick marks of ``RACE_TICK_LEN_PX``, tick labels of ``RACE_TICK_FONT_PX``, then the
+#: title ``RACE_TITLE_STANDOFF_PX`` further down in ``RACE_TITLE_FONT_PX``), a gap of
+#: ``RACE_NOTE_GAP_PX``, then the "Fix:" note, ``RACE_FIX_WIDTH`` characters a line in
+#: ``RACE_NOTE_FONT_PX``.
+RACE_PLOT_PX, RACE_MARGIN_T_PX = 200, 80
+RACE_TICK_LEN_PX, RACE_TICK_FONT_PX, RACE_TITLE_STANDOFF_PX, RACE_TITLE_FONT_PX = 5, 12, 10, 13
+RACE_NOTE_GAP_PX, RACE_NOTE_FONT_PX, RACE_FIX_WIDTH = 12, 11, 120
+#: Pixels of height per pixel of font size (a line of text and its leading).
+RACE_LINE_FACTOR = 1.4
+
+
+def _race_line_px(font_px: int) -> int:
+    """The height of one line of the race view's text of ``font_px``."""
+    return round(font_px * RACE_LINE_FACTOR)
+
+
+def race_axis_room_px() -> int:
+    """Pixels below the race view's plot that its x axis takes (ticks, labels, title) plus
+    the gap before the "Fix:" note, which starts there."""
+    return (RACE_TICK_LEN_PX + _race_line_px(RACE_TICK_FONT_PX) + RACE_TITLE_STANDOFF_PX
+            + _race_line_px(RACE_TITLE_FONT_PX) + RACE_NOTE_GAP_PX)
 
 
 # =============================================================================== wait graph
@@ -469,16 +491,25 @@ def race_view(finding: Any, trace: Any, pad: float = 0.5, *,
     fix = next((ln for ln in lines if ln.startswith("Fix:")), "")
     m = re.match(r"Data race \([^)]*\) on the .*? buffer", lines[0] if lines else "")
     head = m.group(0) if m else "Data race"
-    fig.add_annotation(text="<br>".join(textwrap.wrap(fix, 120)), xref="paper",
-                       yref="paper", x=0, y=-0.22, showarrow=False, align="left",
-                       xanchor="left", yanchor="top", font={"size": 11})
+    # the note hangs below the x axis's title, a fixed number of pixels under the plot: a
+    # paper fraction would move with the plot's height and land on the title
+    fix_lines = textwrap.wrap(fix, RACE_FIX_WIDTH)
+    room = race_axis_room_px()
+    fig.add_annotation(text="<br>".join(fix_lines), xref="paper", yref="paper", x=0, y=0,
+                       yshift=-room, showarrow=False, align="left", xanchor="left",
+                       yanchor="top", font={"size": RACE_NOTE_FONT_PX}, name="fix")
+    bottom = room + len(fix_lines) * _race_line_px(RACE_NOTE_FONT_PX) + RACE_NOTE_GAP_PX
     fig.update_layout(
         title=f"{head} — {finding.file}:{finding.line}",
         barmode="overlay",
-        xaxis={"title": f"time ({unit})", "range": [w0 / scale, w1 / scale]},
+        xaxis={"title": {"text": f"time ({unit})", "standoff": RACE_TITLE_STANDOFF_PX,
+                         "font": {"size": RACE_TITLE_FONT_PX}},
+               "range": [w0 / scale, w1 / scale], "ticks": "outside",
+               "ticklen": RACE_TICK_LEN_PX, "tickfont": {"size": RACE_TICK_FONT_PX}},
         yaxis={"type": "category", "categoryorder": "array",
                "categoryarray": list(dict.fromkeys(lanes))},
-        height=380, margin={"b": 150}, hovermode="closest",
+        height=RACE_PLOT_PX + RACE_MARGIN_T_PX + bottom,
+        margin={"t": RACE_MARGIN_T_PX, "b": bottom}, hovermode="closest",
         meta={"time_unit": unit, "time_scale_ns": scale, "tasks": [first, second],
               "fix": fix})
     return fig

@@ -45,7 +45,7 @@ from ..sites import format_site
 from ..sources import stored_sources
 from ..units import human_bytes
 from .figure_widgets import PrimaryFigureWidget, SharedFigureWidget
-from .memory_map import memory_map
+from .memory_map import add_cursor_note, fit_legend, memory_map
 from .style import PlotStyle
 from .timeline import format_arg, timeline
 
@@ -346,8 +346,8 @@ class Explorer(widgets.VBox):
                                             "explorer": True}))
         fig.add_shape(type="line", name=CURSOR, xref="x", yref="paper", x0=0, x1=0,
                       y0=0, y1=1, line={"color": live, "dash": "dot", "width": 1.5})
-        fig.add_annotation(name=CURSOR, text="", xref="paper", yref="paper", x=1.0,
-                           y=1.06, showarrow=False, xanchor="right", font={"color": live})
+        add_cursor_note(fig, "", live, name=CURSOR)
+        fit_legend(fig)  # the "live now" entry
 
     def _wire_clicks(self) -> None:
         for tr in self.timeline_fig.data:
