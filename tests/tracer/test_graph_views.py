@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import html
+import os
 import re
 from types import ModuleType
 
 import plotly.graph_objects as go
 import pytest
 
+import acl_lab
 from acl_lab import DeadlockError
 from acl_lab.constants import (
     ACL_EVENT_SYNC,
@@ -30,6 +32,7 @@ from acl_lab.tracer.views.graphs import (
 )
 from acl_lab.tracer.views.overlap import overlap_figure
 from acl_lab.tracer.views.style import PlotStyle
+from acl_lab.tracer.views.timeline import stream_names
 from tests.acl.test_deadlocks import event_cycle
 from tests.helpers import ok, snapshot
 
@@ -88,6 +91,15 @@ def test_wait_graph_of_a_reset_event(ready: ModuleType, session: Session) -> Non
               for h in d.hovertext]
     assert any(f"{__file__}:" in h and "stream_wait_event" in h for h in hovers)
     assert "can never be satisfied" in fig.layout.title.text
+    # the stream is named as its timeline lane is (creating thread and line), not by handle
+    labels = {k: t for d in fig.data if d.meta and d.meta.get("role") == "nodes"
+              for k, t in zip(d.customdata, d.text, strict=True)}
+    lanes = acl_lab.timeline(trace).layout.meta["lanes"]
+    assert labels[f"s{stuck}"] == stream_names(trace)[stuck]
+    assert labels[f"s{stuck}"] in lanes and labels[f"s{stuck}"].startswith(
+        "stream · MainThread · " + os.path.basename(__file__) + ":")
+    assert f"{s2:#x}" not in labels[f"s{stuck}"]
+    assert any(labels[f"s{stuck}"] + " is stuck at stream_wait_event" in h for h in hovers)
 
 
 def test_wait_graph_of_a_cycle(ready: ModuleType, session: Session) -> None:
