@@ -197,3 +197,21 @@ def test_helpers_reject_negative_sizes() -> None:
             fn(-1)
     with pytest.raises(ValueError):
         jpeg_decode_ns(-1, 10)
+
+
+def test_a_call_made_inside_the_package_hovers_with_a_package_path(session: Session) -> None:
+    """A call whose site is a line of the acl_lab package (a helper of the course calling
+    ``host_work``) hovers as ``acl_lab/hostwork.py:N``, not the installation's absolute
+    path."""
+    import os
+
+    from acl_lab.runtime.sites import PACKAGE_DIR, PACKAGE_PARENT
+
+    inside = os.path.join(PACKAGE_DIR, "hostwork.py")
+    exec(compile("\n\nhost_work(2_000, 'inside')", inside, "exec"), {"host_work": host_work})
+    fig = acl_lab.timeline(session.trace())
+    calls = [d for d in fig.data if isinstance(d.meta, dict) and d.meta.get("role") == "call"]
+    (bars,) = calls
+    hover = bars.hovertext[list(bars.text).index(HOST_WORK_CALL)]
+    assert "acl_lab/hostwork.py:3" in hover
+    assert PACKAGE_PARENT not in hover and inside not in hover

@@ -33,6 +33,10 @@ H2H, H2D, D2H, D2D = (MemcpyKind.HOST_TO_HOST, MemcpyKind.HOST_TO_DEVICE,
 #: aclrtMemcpyKind -> the task kind of the copy
 COPY_TASK: dict[int, TaskKind] = {H2H: TaskKind.H2H, H2D: TaskKind.H2D, D2H: TaskKind.D2H,
                                   D2D: TaskKind.D2D}
+#: The alignment the docs require of memcpy_async's source and destination addresses (bytes);
+#: malloc and malloc_host blocks start on it, so pieces of a shared block keep it only at
+#: offsets that are multiples of it.
+ASYNC_COPY_ALIGN = 64
 #: The largest byte count a task holds (the trace records sizes as int64).
 MAX_TASK_BYTES = 2**63 - 1
 _MEMSET = TaskKind.MEMSET  # read once (an enum member through its class costs ~100 ns)
@@ -235,7 +239,7 @@ def memcpy_async(s: Session, th: HostThread, cid: int, dst: int, dest_max: int, 
                    + ("raw host memory" if host.raw else f"host buffer #{host.id}") + "): "
                    "the copy is staged and slower, and CANN 7/8 documents unpredictable "
                    "errors; use acl.rt.malloc_host for buffers of async copies")
-    if (dst | src) % 64:
+    if (dst | src) % ASYNC_COPY_ALIGN:
         _note_misaligned(s, cid, dst, rd, src, rs)
     if not pinned and s.pageable_async == "sync":
         waits.wait_streams(s, th, cid, [st], f"{st.label()} before a pageable copy",
@@ -253,16 +257,18 @@ def memcpy_async(s: Session, th: HostThread, cid: int, dst: int, dest_max: int, 
 
 def _note_misaligned(s: Session, cid: int, dst: int, rd: Region, src: int,
                      rs: Region) -> None:
-    """The ``misaligned_async_copy`` notes of a copy whose pointers are not 64-byte aligned
+    """The ``misaligned_async_copy`` notes of a copy whose pointers are not
+    ``ASYNC_COPY_ALIGN``-byte aligned
     (the documented requirement; the real runtime does not check it)."""
     for side, ptr, reg in (("destination", dst, rd), ("source", src, rs)):
         # Pageable buffers sit wherever Python put them (already flagged as pageable);
         # noting their alignment would make traces differ from run to run.
-        if ptr % 64 and reg.kind != HOST_PAGEABLE:
+        if ptr % ASYNC_COPY_ALIGN and reg.kind != HOST_PAGEABLE:
             s.diag(cid, "misaligned_async_copy",
                    f"memcpy_async {side} ({KIND_NAMES[reg.kind]} #{reg.id} + "
-                   f"{ptr - reg.addr}) is {ptr % 64} bytes past a 64-byte boundary; "
-                   "the docs require 64-byte aligned source and destination")
+                   f"{ptr - reg.addr}) is {ptr % ASYNC_COPY_ALIGN} bytes past a "
+                   f"{ASYNC_COPY_ALIGN}-byte boundary; the docs require "
+                   f"{ASYNC_COPY_ALIGN}-byte aligned source and destination")
 
 
 def memset_checks(s: Session, ptr: int, max_count: int, count: int) -> Region | None:

@@ -24,6 +24,10 @@ from typing import Any
 
 #: The prefix of a notebook cell's display name (``cell In[5]``).
 CELL_PREFIX = "cell "
+#: The folder holding the ``acl_lab`` package: a site inside the package is shown relative to
+#: it (``acl_lab/hostwork.py:40``), never as the absolute path of the installation.
+PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PACKAGE_PARENT = os.path.dirname(PACKAGE_DIR)
 
 
 def _shell() -> Any:
@@ -64,15 +68,28 @@ def cell_name(file: str) -> str:
     return name
 
 
+def package_relative(file: str) -> str:
+    """``acl_lab/hostwork.py`` for a file inside the acl_lab package (wherever it is
+    installed), else ``file`` unchanged."""
+    if not os.path.isabs(file):
+        return file
+    try:
+        inside = os.path.commonpath([PACKAGE_DIR, file]) == PACKAGE_DIR
+    except ValueError:  # another drive (Windows)
+        return file
+    return os.path.relpath(file, PACKAGE_PARENT).replace(os.sep, "/") if inside else file
+
+
 def format_site(file: str, line: int, short: bool = False) -> str:
-    """``file:line`` as a learner reads it (``cell In[5]:3`` for a notebook cell).
+    """``file:line`` as a learner reads it (``cell In[5]:3`` for a notebook cell,
+    ``acl_lab/hostwork.py:40`` for a line of the package itself).
 
     Args:
         file: the recorded file (a path, a cell name, or empty).
         line: the line (0 when unknown: only the file is shown).
         short: show a path's last component only (tables with narrow columns).
     """
-    shown = cell_name(file)
+    shown = package_relative(cell_name(file))
     if short and shown and not shown.startswith(CELL_PREFIX) and not shown.startswith("<"):
         shown = os.path.basename(shown) or shown
     if not shown:

@@ -368,3 +368,40 @@ def test_explorers_are_independent_and_the_trace_is_unchanged(trace: Trace) -> N
     for table in trace.tables.values():
         for col in table.values():
             assert isinstance(col, np.ndarray) and not col.flags.writeable
+
+
+def test_memory_map_title_note_and_legend_do_not_overlap(ex: Explorer) -> None:
+    """In the explorer's memory map the title, the cursor note and the first band's title
+    each have their own row of the top margin, and the legend (with its "live now" entry)
+    has rows of its own below the x axis, inside the figure: nothing overlaps or is cut."""
+    from acl_lab.tracer.views.memory_map import (
+        AXIS_ROOM_PX,
+        LEGEND_ITEMS_PER_ROW,
+        LEGEND_ROW_PX,
+        LINE_FACTOR,
+        legend_entries,
+    )
+
+    ex.scrub(ex.end_ns // 2)
+    fig = ex.memory_fig
+    lay = fig.layout
+    (note,) = [a for a in lay.annotations if a.name == CURSOR]
+    assert "block(s) live" in note.text
+    subplot_titles = [a for a in lay.annotations if a.name != CURSOR]
+    first_band = max(subplot_titles, key=lambda a: a.y)
+    # the title hangs from the top of the figure; the note sits on the first band's title
+    assert (lay.title.yref, lay.title.y, lay.title.yanchor) == ("container", 1, "top")
+    title_bottom = lay.title.pad.t + lay.title.font.size * LINE_FACTOR  # px from the top
+    assert (note.yref, note.y, note.yanchor) == ("paper", 1, "bottom")
+    assert (first_band.y, first_band.yanchor) == (1, "bottom")
+    assert note.yshift >= first_band.font.size * LINE_FACTOR - 1
+    note_top = lay.margin.t - note.yshift - note.font.size * LINE_FACTOR  # px from the top
+    assert note_top >= title_bottom - 1
+    # the legend: below the axis, bottom-anchored in the figure, room for every row
+    entries = legend_entries(fig)
+    assert "live now" in {t.name for t in fig.data if t.showlegend}
+    rows = -(-entries // LEGEND_ITEMS_PER_ROW)
+    assert lay.legend.orientation == "h"
+    assert (lay.legend.yref, lay.legend.y, lay.legend.yanchor) == ("container", 0, "bottom")
+    assert (lay.legend.x, lay.legend.xanchor) == (0, "left")
+    assert lay.margin.b >= AXIS_ROOM_PX + rows * LEGEND_ROW_PX

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import html
+import os
 import re
 from types import ModuleType
 
 import plotly.graph_objects as go
 import pytest
 
+import acl_lab
 from acl_lab import DeadlockError
 from acl_lab.constants import (
     ACL_EVENT_SYNC,
@@ -21,9 +23,16 @@ from acl_lab.runtime.session import Session
 from acl_lab.tracer.analysis import overlap_summary
 from acl_lab.tracer.checks.ordering import deadlocks, races
 from acl_lab.tracer.trace import Trace
-from acl_lab.tracer.views.graphs import race_view, wait_graph
+from acl_lab.tracer.views.graphs import (
+    RACE_LINE_FACTOR,
+    RACE_NOTE_GAP_PX,
+    RACE_PLOT_PX,
+    race_view,
+    wait_graph,
+)
 from acl_lab.tracer.views.overlap import overlap_figure
 from acl_lab.tracer.views.style import PlotStyle
+from acl_lab.tracer.views.timeline import stream_names
 from tests.acl.test_deadlocks import event_cycle
 from tests.helpers import ok, snapshot
 
@@ -82,6 +91,15 @@ def test_wait_graph_of_a_reset_event(ready: ModuleType, session: Session) -> Non
               for h in d.hovertext]
     assert any(f"{__file__}:" in h and "stream_wait_event" in h for h in hovers)
     assert "can never be satisfied" in fig.layout.title.text
+    # the stream is named as its timeline lane is (creating thread and line), not by handle
+    labels = {k: t for d in fig.data if d.meta and d.meta.get("role") == "nodes"
+              for k, t in zip(d.customdata, d.text, strict=True)}
+    lanes = acl_lab.timeline(trace).layout.meta["lanes"]
+    assert labels[f"s{stuck}"] == stream_names(trace)[stuck]
+    assert labels[f"s{stuck}"] in lanes and labels[f"s{stuck}"].startswith(
+        "stream · MainThread · " + os.path.basename(__file__) + ":")
+    assert f"{s2:#x}" not in labels[f"s{stuck}"]
+    assert any(labels[f"s{stuck}"] + " is stuck at stream_wait_event" in h for h in hovers)
 
 
 def test_wait_graph_of_a_cycle(ready: ModuleType, session: Session) -> None:
@@ -225,6 +243,19 @@ def test_race_view_of_a_missing_wait(ready: ModuleType, session: Session) -> Non
     x0, x1 = dashed[0].x
     assert min(x0, x1) <= head.ax <= max(x0, x1)
     assert head.y == 1 and 0.5 < head.ay < 1  # lanes are categories 0 and 1: dashes stay
+    # the Fix note hangs below the x axis, in pixels: under the tick marks, their labels and
+    # the axis title (each line LINE_FACTOR times its font), with a gap, inside the margin
+    (note,) = [a for a in fig.layout.annotations if a.name == "fix"]
+    assert note.text.startswith("Fix:")
+    xa = fig.layout.xaxis
+    axis_px = (xa.ticklen + xa.tickfont.size * RACE_LINE_FACTOR + xa.title.standoff
+               + xa.title.font.size * RACE_LINE_FACTOR)
+    assert xa.ticks == "outside" and xa.title.text.startswith("time (")
+    assert (note.yref, note.y, note.yanchor) == ("paper", 0, "top")
+    assert -note.yshift >= axis_px + RACE_NOTE_GAP_PX - 1  # rounding of each line
+    lines = note.text.count("<br>") + 1
+    assert fig.layout.margin.b >= -note.yshift + lines * note.font.size * RACE_LINE_FACTOR
+    assert fig.layout.height - fig.layout.margin.t - fig.layout.margin.b == RACE_PLOT_PX
 
 
 def test_race_view_host_lane(ready: ModuleType, session: Session) -> None:

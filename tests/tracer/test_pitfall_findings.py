@@ -897,6 +897,44 @@ def test_pitfall4_misaligned_host_buffer_in_memcpy_async(tmp_path: Path) -> None
             in f.message)
 
 
+#: Exercise 04.4's results: 40-byte pieces (10 float32), each copied back into one pinned
+#: block at ``host + i * STRIDE``.
+PIECES = HEADER + """
+PIECE, N = 40, 8
+dev, ret = acl.rt.malloc(PIECE, ACL_MEM_MALLOC_NORMAL_ONLY)
+assert ret == 0
+assert acl.rt.memset(dev, PIECE, 0, PIECE) == 0
+host, ret = acl.rt.malloc_host(N * STRIDE)
+assert ret == 0
+for i in range(N):
+    ret = acl.rt.memcpy_async(host + i * STRIDE, PIECE, dev, PIECE,  # <- copy
+                              ACL_MEMCPY_DEVICE_TO_HOST, stream)
+    assert ret == 0
+assert acl.rt.synchronize_stream(stream) == 0
+assert acl.rt.free_host(host) == 0
+assert acl.rt.free(dev) == 0
+""" + FOOTER
+#: The stride the misaligned_host_buffer finding advises: ``ALIGN_UP(len, k)``, maybe ``+ m``.
+ADVISED_STRIDE = re.compile(r"stride = ALIGN_UP\(len, (\d+)\)(?: \+ (\d+))?")
+
+
+def test_pitfall4_following_the_alignment_advice_is_clean(tmp_path: Path) -> None:
+    """Packed 40-byte pieces of one pinned block are misaligned; the finding's advice, taken
+    literally (pieces at ALIGN_UP(40, k) + m in one block), gives no finding at all, while
+    the old advice ALIGN_UP(len, 32) + 32 (96 bytes) still does."""
+    piece = 40
+    packed = run_program(tmp_path, PIECES.replace("STRIDE", str(piece)))
+    f = only(packed, "copy", "misaligned_host_buffer")
+    m = ADVISED_STRIDE.search(f.message)
+    assert m is not None, f.message
+    granule, extra = int(m.group(1)), int(m.group(2) or 0)
+    stride = -(-piece // granule) * granule + extra
+    assert stride == 64
+    clean(run_program(tmp_path, PIECES.replace("STRIDE", str(stride))))
+    old = run_program(tmp_path, PIECES.replace("STRIDE", str(-(-piece // 32) * 32 + 32)))
+    assert [k for k, _ in old.kinds()] == ["misaligned_host_buffer"]
+
+
 def test_pitfall4_fixed_with_malloc_host(tmp_path: Path) -> None:
     """The fix: a malloc_host buffer used from its start: no findings."""
     clean(run_program(tmp_path, _async_copy(PINNED, True)))

@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from ...constants import ErrorCode
+from ...runtime.copies import ASYNC_COPY_ALIGN
 from ...runtime.kinds import ObjectKind, TaskKind
 from ..schema import ALLOC_KINDS
 from . import memory, resources
@@ -661,7 +662,8 @@ def pageable_async_copy(trace: Any) -> list[Finding]:
 
 
 def misaligned_host_buffer(trace: Any) -> list[Finding]:
-    """memcpy_async calls whose source or destination is not 64-byte aligned."""
+    """memcpy_async calls whose source or destination is not ``ASYNC_COPY_ALIGN``-byte
+    aligned."""
     out: list[Finding] = []
     a = trace.allocs
     diags = _diag_calls(trace, "misaligned_async_copy")
@@ -671,18 +673,21 @@ def misaligned_host_buffer(trace: Any) -> list[Finding]:
     for (file, line), cids in _by_site(trace, [c for c, _ in diags]).items():
         cids = sorted(set(cids))
         bufs = sorted({r for c in cids for r, off in TraceIndex.of(trace).call_ptrs(c)
-                       if off % 64})
+                       if off % ASYNC_COPY_ALIGN})
         made = sorted({int(a["call"][r]) for r in bufs})
         src = "; ".join(_alloc_text(trace, r) for r in bufs[:3])
         n = len(cids)
+        al = ASYNC_COPY_ALIGN
         msg = (f"{trace.call_name(cids[0])} at {file}:{line} used a buffer that does not "
-               f"start on a 64-byte boundary ({_times(n)}): {text_of[cids[0]]}. "
+               f"start on a {al}-byte boundary ({_times(n)}): {text_of[cids[0]]}. "
                f"Evidence: the buffer is inside {src or 'an allocation'}. Rule: "
-               "memcpy_async needs 64-byte aligned source and destination addresses; "
-               "acl.rt.malloc_host and acl.rt.malloc return 64-byte aligned blocks, so an "
-               "offset into a block breaks the rule unless it is a multiple of 64. Fix: give "
-               "each async copy its own acl.rt.malloc_host buffer, or place every piece of a "
-               "shared block at a multiple of 64 (piece size ALIGN_UP(len, 32) + 32).")
+               f"memcpy_async needs {al}-byte aligned source and destination addresses; "
+               f"acl.rt.malloc_host and acl.rt.malloc return {al}-byte aligned blocks, so an "
+               f"offset into a block breaks the rule unless it is a multiple of {al}. Fix: "
+               "give each async copy its own acl.rt.malloc_host buffer, or place every "
+               f"piece of a shared block at a multiple of {al}: piece i at offset i * stride "
+               f"with stride = ALIGN_UP(len, {al}) (the piece length rounded up to a multiple "
+               f"of {al}), in a block of n * stride bytes.")
         out.append(Finding("misaligned_host_buffer", "warning", msg, file, line,
                            tuple(cids) + tuple(made), {"allocs": tuple(bufs)},
                            ((file, line), *(site(trace, m) for m in made))))

@@ -16,10 +16,38 @@ import plotly.graph_objects as go
 from ..sites import format_site
 from ..units import human_ns
 from .style import NEUTRAL_FILL, PlotStyle
-from .timeline import _fmt_arg
+from .timeline import format_arg
 
 #: Columns of the table, left to right.
 COLUMNS = ("call", "thread", "API (C name)", "arguments", "ret", "file:line", "start", "duration")
+#: Relative widths of the columns (Plotly shares the figure's width in these ratios); the
+#: thread column's is the least, widened to fit the longest thread name shown.
+COLUMN_WIDTHS = {"call": 40, "thread": 110, "API (C name)": 200, "arguments": 260, "ret": 150,
+                 "file:line": 170, "start": 80, "duration": 80}
+#: Font size of the cells (px), and about how wide one of their characters is (px).
+CELL_FONT_SIZE = 11
+CELL_CHAR_PX = 7
+#: Room around a cell's text (px): Plotly's padding either side.
+CELL_PADDING_PX = 16
+#: Thread names longer than this many characters end in an ellipsis (no real name does:
+#: ``MainThread``, ``Thread-12 (worker)``, ``ThreadPoolExecutor-0_3``).
+THREAD_NAME_MAX = 40
+ELLIPSIS = "\u2026"
+
+
+def shorten(text: str, limit: int) -> str:
+    """``text`` itself when at most ``limit`` characters, else its first ``limit - 1`` and an
+    ellipsis (``limit`` characters in all)."""
+    return text if len(text) <= limit else text[:limit - 1] + ELLIPSIS
+
+
+def column_widths(thread_names: list[str]) -> list[int]:
+    """Relative widths of ``COLUMNS``: ``COLUMN_WIDTHS``, with the thread column wide enough
+    for the longest of ``thread_names`` (so no name is cut)."""
+    longest = max((len(t) for t in thread_names), default=0)
+    need = longest * CELL_CHAR_PX + CELL_PADDING_PX
+    return [max(COLUMN_WIDTHS[c], need) if c == "thread" else COLUMN_WIDTHS[c]
+            for c in COLUMNS]
 
 
 def _c_name(name: str) -> str:
@@ -64,12 +92,12 @@ def call_table(trace: Any, *, only_errors: bool = False, name: str | None = None
         th_name = (trace.string(int(threads["name"][th])) if 0 <= th < threads.rows
                    else str(th))
         ret = int(rets[cid])
-        args = ", ".join(_fmt_arg(trace, a) for a in trace.call_args(cid))
+        args = ", ".join(format_arg(trace, a) for a in trace.call_args(cid))
         file, line = trace.call_site(cid)
         start = int(calls["start_ns"][cid])
         end = int(calls["end_ns"][cid])
         cols["call"].append(cid)
-        cols["thread"].append(th_name)
+        cols["thread"].append(shorten(th_name, THREAD_NAME_MAX))
         cols["API (C name)"].append(f"{api} ({_c_name(api)})")
         cols["arguments"].append(args if len(args) <= 120 else args[:117] + "...")
         cols["ret"].append("0" if ret == 0 else f"{ret} {explain(ret).name}")
@@ -84,9 +112,10 @@ def call_table(trace: Any, *, only_errors: bool = False, name: str | None = None
         title += ", failed calls only"
     fig = go.Figure(layout={"template": st.layout_template()})
     fig.add_trace(go.Table(
-        columnwidth=[40, 70, 200, 260, 150, 170, 80, 80],
+        columnwidth=column_widths(cols["thread"]),
         header={"values": list(COLUMNS), "align": "left", "font": {"size": 12}},
-        cells={"values": [cols[c] for c in COLUMNS], "align": "left", "font": {"size": 11},
+        cells={"values": [cols[c] for c in COLUMNS], "align": "left",
+               "font": {"size": CELL_FONT_SIZE},
                "fill": {"color": [fills] * len(COLUMNS)}},
     ))
     fig.update_layout(title=title, height=min(900, 140 + 24 * shown),

@@ -46,15 +46,44 @@ RACE_FIRST, RACE_SECOND, CONTEXT = PALETTE["write"], PALETTE["read"], "#d5d8dc"
 CHAIN_WIDTH = 110
 #: Where the race view's arrowhead starts along the missing edge (the rest stays dashed).
 ARROW_TAIL = 0.8
+#: The race view's layout in pixels: the plot's height and top margin; below the plot the x
+#: axis (tick marks of ``RACE_TICK_LEN_PX``, tick labels of ``RACE_TICK_FONT_PX``, then the
+#: title ``RACE_TITLE_STANDOFF_PX`` further down in ``RACE_TITLE_FONT_PX``), a gap of
+#: ``RACE_NOTE_GAP_PX``, then the "Fix:" note, ``RACE_FIX_WIDTH`` characters a line in
+#: ``RACE_NOTE_FONT_PX``.
+RACE_PLOT_PX, RACE_MARGIN_T_PX = 200, 80
+RACE_TICK_LEN_PX, RACE_TICK_FONT_PX, RACE_TITLE_STANDOFF_PX, RACE_TITLE_FONT_PX = 5, 12, 10, 13
+RACE_NOTE_GAP_PX, RACE_NOTE_FONT_PX, RACE_FIX_WIDTH = 12, 11, 120
+#: Pixels of height per pixel of font size (a line of text and its leading).
+RACE_LINE_FACTOR = 1.4
+
+
+def _race_line_px(font_px: int) -> int:
+    """The height of one line of the race view's text of ``font_px``."""
+    return round(font_px * RACE_LINE_FACTOR)
+
+
+def race_axis_room_px() -> int:
+    """Pixels below the race view's plot that its x axis takes (ticks, labels, title) plus
+    the gap before the "Fix:" note, which starts there."""
+    return (RACE_TICK_LEN_PX + _race_line_px(RACE_TICK_FONT_PX) + RACE_TITLE_STANDOFF_PX
+            + _race_line_px(RACE_TITLE_FONT_PX) + RACE_NOTE_GAP_PX)
 
 
 # =============================================================================== wait graph
 @dataclass
 class _Graph:
-    """Nodes (key -> kind, label, hover) and edges (a, b, hover) being assembled."""
+    """Nodes (key -> kind, label, hover) and edges (a, b, hover) being assembled; ``names``
+    are the streams' names (``timeline.stream_names``), so a stream is called here what its
+    lane is called on the timeline."""
 
     nodes: dict[str, tuple[str, str, str]] = field(default_factory=dict)
     edges: list[tuple[str, str, str]] = field(default_factory=list)
+    names: dict[int, str] = field(default_factory=dict)
+
+    def name(self, trace: Any, oid: int) -> str:
+        """What the graph calls object ``oid`` (see ``_object_name``)."""
+        return _object_name(trace, oid, self.names)
 
     def node(self, key: str, kind: str, label: str, hover: str) -> str:
         if key not in self.nodes:
@@ -85,7 +114,7 @@ def wait_graph(finding: Any, trace: Any, *, style: PlotStyle | None = None) -> g
     """
     if finding.kind != "deadlock":
         raise ValueError(f"wait_graph draws deadlock findings, not {finding.kind!r}")
-    g = _Graph()
+    g = _Graph(names=stream_names(trace))
     ids = finding.ids
     chain = [ln.strip() for ln in finding.message.splitlines()
              if re.match(r"\s+\d+\.\s", ln)]
@@ -95,9 +124,9 @@ def wait_graph(finding: Any, trace: Any, *, style: PlotStyle | None = None) -> g
         hover = _thread_hover(trace, th, finding, stuck_call if th == main_thread else -1)
         g.node(f"t{th}", "thread", _thread_label(trace, th), hover)
     for s in ids.get("streams", ()):
-        g.node(f"s{s}", "stream", _short(trace, s), _object_hover(trace, s))
+        g.node(f"s{s}", "stream", g.name(trace, s), _object_hover(trace, s))
     for e in ids.get("events", ()):
-        g.node(f"e{e}", "event", _short(trace, e), _object_hover(trace, e))
+        g.node(f"e{e}", "event", g.name(trace, e), _object_hover(trace, e))
     red: set[tuple[str, str]] = set()
     for h in ids.get("tasks", ()):
         _task_edges(trace, g, int(h), red)
@@ -107,7 +136,8 @@ def wait_graph(finding: Any, trace: Any, *, style: PlotStyle | None = None) -> g
     if main_thread >= 0 and ids.get("streams"):
         first = chain[0] if chain else ""
         head = first.split(", which")[0]
-        targets = [s for s in ids.get("streams", ()) if _short(trace, s) in head]
+        targets = [s for s in ids.get("streams", ()) if _short(trace, s) in head  # by handle
+                   or g.name(trace, s) in head]
         if not targets:
             pointed = {b for _, b, _ in g.edges}
             targets = [s for s in ids.get("streams", ()) if f"s{s}" not in pointed] or \
@@ -116,7 +146,7 @@ def wait_graph(finding: Any, trace: Any, *, style: PlotStyle | None = None) -> g
         for s in targets:
             g.edge(f"t{main_thread}", f"s{s}",
                    f"{_thread_label(trace, main_thread)} waits in "
-                   f"{trace.call_name(stuck_call)} at {f}:{ln} for {_short(trace, s)}")
+                   f"{trace.call_name(stuck_call)} at {f}:{ln} for {g.name(trace, s)}")
     red |= _cycle_edges(g)
     if not red and g.edges:
         red.add((g.edges[-1][0], g.edges[-1][1]))
@@ -132,6 +162,13 @@ def wait_graph(finding: Any, trace: Any, *, style: PlotStyle | None = None) -> g
 
 def _label(trace: Any, oid: int) -> str:
     return trace.string(int(trace.objects["label"][oid]))
+
+
+def _object_name(trace: Any, oid: int, names: dict[int, str]) -> str:
+    """A stream named like its timeline lane (``names``: ``timeline.stream_names``, the
+    creating thread and line, not the handle); an event, or a stream with no name there, by
+    its label."""
+    return names.get(oid) or _short(trace, oid)
 
 
 def _short(trace: Any, oid: int) -> str:
@@ -208,29 +245,29 @@ def _task_edges(trace: Any, g: _Graph, head: int, red: set[tuple[str, str]]) -> 
     t = trace.tasks
     streams, tcall = t["stream"], t["call"]
     s = int(streams[head])
-    skey = g.node(f"s{s}", "stream", _short(trace, s), _object_hover(trace, s))
+    skey = g.node(f"s{s}", "stream", g.name(trace, s), _object_hover(trace, s))
     hc = int(tcall[head])
     b = stuck_on(trace, head)
     if b.event >= 0:
         ev = b.event
-        ekey = g.node(f"e{ev}", "event", _short(trace, ev), _object_hover(trace, ev))
-        g.edge(skey, ekey, f"{_short(trace, s)} is stuck at stream_wait_event on "
-               f"{_short(trace, ev)}, queued by {_site(trace, hc)}")
+        ekey = g.node(f"e{ev}", "event", g.name(trace, ev), _object_hover(trace, ev))
+        g.edge(skey, ekey, f"{g.name(trace, s)} is stuck at stream_wait_event on "
+               f"{g.name(trace, ev)}, queued by {_site(trace, hc)}")
         if b.kind == NEVER_RECORDED:
             nkey = g.node(f"never{ev}", "never", "never recorded",
-                          f"{_short(trace, ev)} is never recorded before this wait")
+                          f"{g.name(trace, ev)} is never recorded before this wait")
             g.edge(ekey, nkey, "no record_event is queued before the wait")
             red.add((ekey, nkey))
         elif b.kind == RECORD_STUCK:
             rs = b.next_stream
-            g.edge(ekey, g.node(f"s{rs}", "stream", _short(trace, rs), _object_hover(trace, rs)),
-                   f"needs {_site(trace, int(tcall[b.record]))}, queued on {_short(trace, rs)} "
+            g.edge(ekey, g.node(f"s{rs}", "stream", g.name(trace, rs), _object_hover(trace, rs)),
+                   f"needs {_site(trace, int(tcall[b.record]))}, queued on {g.name(trace, rs)} "
                    "behind a task that cannot run")
         elif b.kind == RERECORD_STUCK:
             rs = b.next_stream
-            g.edge(ekey, g.node(f"s{rs}", "stream", _short(trace, rs), _object_hover(trace, rs)),
+            g.edge(ekey, g.node(f"s{rs}", "stream", g.name(trace, rs), _object_hover(trace, rs)),
                    f"reset by {_site(trace, int(tcall[b.reset]))}; needs the next record, "
-                   f"{_site(trace, int(tcall[b.next_record]))}, queued on {_short(trace, rs)} "
+                   f"{_site(trace, int(tcall[b.next_record]))}, queued on {g.name(trace, rs)} "
                    "behind a task that cannot run")
         elif b.kind == RESET_FOREVER:
             nkey = g.node(f"never{ev}", "never", "reset, never recorded again",
@@ -243,7 +280,7 @@ def _task_edges(trace: Any, g: _Graph, head: int, red: set[tuple[str, str]]) -> 
     if b.kind == CALLBACK:
         ckey = g.node(f"c{head}", "callback", "blocking callback",
                       f"blocking callback launched by {_site(trace, hc)}")
-        g.edge(skey, ckey, f"{_short(trace, s)} is held by the blocking callback launched by "
+        g.edge(skey, ckey, f"{g.name(trace, s)} is held by the blocking callback launched by "
                f"{_site(trace, hc)}")
         nkey = g.node(f"never_cb{head}", "never", "no process_report",
                       "the callback runs only in acl.rt.process_report of the thread "
@@ -469,16 +506,25 @@ def race_view(finding: Any, trace: Any, pad: float = 0.5, *,
     fix = next((ln for ln in lines if ln.startswith("Fix:")), "")
     m = re.match(r"Data race \([^)]*\) on the .*? buffer", lines[0] if lines else "")
     head = m.group(0) if m else "Data race"
-    fig.add_annotation(text="<br>".join(textwrap.wrap(fix, 120)), xref="paper",
-                       yref="paper", x=0, y=-0.22, showarrow=False, align="left",
-                       xanchor="left", yanchor="top", font={"size": 11})
+    # the note hangs below the x axis's title, a fixed number of pixels under the plot: a
+    # paper fraction would move with the plot's height and land on the title
+    fix_lines = textwrap.wrap(fix, RACE_FIX_WIDTH)
+    room = race_axis_room_px()
+    fig.add_annotation(text="<br>".join(fix_lines), xref="paper", yref="paper", x=0, y=0,
+                       yshift=-room, showarrow=False, align="left", xanchor="left",
+                       yanchor="top", font={"size": RACE_NOTE_FONT_PX}, name="fix")
+    bottom = room + len(fix_lines) * _race_line_px(RACE_NOTE_FONT_PX) + RACE_NOTE_GAP_PX
     fig.update_layout(
         title=f"{head} — {finding.file}:{finding.line}",
         barmode="overlay",
-        xaxis={"title": f"time ({unit})", "range": [w0 / scale, w1 / scale]},
+        xaxis={"title": {"text": f"time ({unit})", "standoff": RACE_TITLE_STANDOFF_PX,
+                         "font": {"size": RACE_TITLE_FONT_PX}},
+               "range": [w0 / scale, w1 / scale], "ticks": "outside",
+               "ticklen": RACE_TICK_LEN_PX, "tickfont": {"size": RACE_TICK_FONT_PX}},
         yaxis={"type": "category", "categoryorder": "array",
                "categoryarray": list(dict.fromkeys(lanes))},
-        height=380, margin={"b": 150}, hovermode="closest",
+        height=RACE_PLOT_PX + RACE_MARGIN_T_PX + bottom,
+        margin={"t": RACE_MARGIN_T_PX, "b": bottom}, hovermode="closest",
         meta={"time_unit": unit, "time_scale_ns": scale, "tasks": [first, second],
               "fix": fix})
     return fig
@@ -507,8 +553,7 @@ def _lane(trace: Any, task: int, names: dict[int, str]) -> str:
     """The lane of ``task``; ``names`` is ``timeline.stream_names(trace)``."""
     s = int(trace.tasks["stream"][task])
     if s >= 0:
-        # named like the timeline's lane: the creating thread and line, not the handle
-        return names.get(s) or _short(trace, s)
+        return _object_name(trace, s, names)
     c = int(trace.tasks["call"][task])
     th = int(trace.calls["thread"][c]) if c >= 0 else 0
     return f"host: {_thread_label(trace, th)}"

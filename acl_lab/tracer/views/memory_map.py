@@ -45,9 +45,61 @@ HEAT_TIME_BUCKETS = 600
 #: Usage curves with more points than this are reduced to per-bucket maxima.
 MAX_CURVE_POINTS = 4000
 _DEVICE_POOLS = tuple(p for p in POOLS if p != "host")
-#: Heights in pixels: an address band, the usage row, the gap between rows, the margins.
+#: Heights in pixels: an address band, the usage row, the gap between rows, the bottom
+#: margin before the legend is fitted.
 #: Fixed in pixels (not fractions) so every y-axis title fits beside its own row.
-BAND_PX, USAGE_PX, GAP_PX, MARGIN_T_PX, MARGIN_B_PX = 220, 170, 50, 80, 60
+BAND_PX, USAGE_PX, GAP_PX, MARGIN_B_PX = 220, 170, 50, 60
+#: The top margin, from the top down: the figure's title (pinned to the top of the figure,
+#: ``TITLE_PAD_PX`` below its edge, ``TITLE_FONT_PX`` high), the cursor note's row, and the
+#: first band's subplot title just above the plot (rows of ``LINE_PX`` per ``FONT_PX``).
+TITLE_FONT_PX, TITLE_PAD_PX, NOTE_FONT_PX, SUBPLOT_TITLE_FONT_PX = 16, 8, 12, 14
+#: Pixels of height per pixel of font size (a line of text and its leading).
+LINE_FACTOR = 1.4
+#: The legend: horizontal, pinned to the bottom of the figure below the x axis's title
+#: (``AXIS_ROOM_PX`` holds the tick labels and that title), rows of ``LEGEND_ROW_PX``; the
+#: room reserved assumes at most ``LEGEND_ITEMS_PER_ROW`` entries a row (a narrow pane: the
+#: explorer's 70 %), so the legend is never cut off at the bottom nor the right.
+AXIS_ROOM_PX, LEGEND_ROW_PX, LEGEND_ITEMS_PER_ROW = 56, 22, 3
+
+
+def _line_px(font_px: int) -> int:
+    """The height of one line of text of ``font_px``."""
+    return round(font_px * LINE_FACTOR)
+
+
+def top_margin_px() -> int:
+    """The top margin: the title's row, the cursor note's row and the subplot title's row."""
+    return (TITLE_PAD_PX + _line_px(TITLE_FONT_PX) + _line_px(NOTE_FONT_PX)
+            + _line_px(SUBPLOT_TITLE_FONT_PX))
+
+
+def legend_entries(fig: go.Figure) -> int:
+    """How many entries the figure's legend shows: one per named trace not hidden from it
+    (heatmaps have a colour bar instead)."""
+    return sum(1 for tr in fig.data
+               if tr.showlegend is not False and tr.name and tr.type != "heatmap")
+
+
+def fit_legend(fig: go.Figure) -> None:
+    """Place the legend in rows at the bottom of the figure, below the x axis's title, and
+    grow the bottom margin (and the height: the plot keeps its size) to hold every row; call
+    again after adding traces with legend entries."""
+    rows = -(-legend_entries(fig) // LEGEND_ITEMS_PER_ROW)
+    bottom = AXIS_ROOM_PX + rows * LEGEND_ROW_PX
+    old = fig.layout.margin.b if fig.layout.margin.b is not None else MARGIN_B_PX
+    fig.update_layout(
+        legend={"orientation": "h", "yref": "container", "y": 0, "yanchor": "bottom",
+                "x": 0, "xanchor": "left", "tracegroupgap": 4},
+        margin={"b": bottom}, height=int(fig.layout.height or 0) - int(old) + bottom)
+
+
+def add_cursor_note(fig: go.Figure, text: str, colour: str, *, name: str | None = None) -> None:
+    """The note of the state at an instant (``at 1.2 ms: 3 block(s) live, ...``), in its own
+    row of the top margin: above the first band's subplot title, below the figure's title."""
+    fig.add_annotation(text=text, name=name, xref="paper", yref="paper", x=1.0, y=1.0,
+                       xanchor="right", yanchor="bottom",
+                       yshift=_line_px(SUBPLOT_TITLE_FONT_PX), showarrow=False,
+                       font={"color": colour, "size": NOTE_FONT_PX})
 
 
 def memory_map(trace: Any, *, device: int = 0, at_ns: int | None = None,
@@ -100,6 +152,7 @@ def memory_map(trace: Any, *, device: int = 0, at_ns: int | None = None,
                         vertical_spacing=GAP_PX / plot_px,
                         row_heights=[BAND_PX] * nbands + [USAGE_PX],
                         subplot_titles=[*titles, "memory in use"])
+    fig.update_annotations(font_size=SUBPLOT_TITLE_FONT_PX)  # the subplot titles only, so far
     spans = allocation_spans(trace, rows)
     pool_of = pool_col[rows]
     live_ids: list[int] = []
@@ -135,19 +188,20 @@ def memory_map(trace: Any, *, device: int = 0, at_ns: int | None = None,
         fig.add_vline(x=at_ns / scale, line_dash="dot", line_color=colours["live"],
                       row="all", col=1)
         held = int(a["reserved"][np.asarray(live_ids, dtype=np.int64)].sum()) if live_ids else 0
-        fig.add_annotation(text=f"at {at_ns / scale:.3f} {unit}: {len(live_ids)} block(s) live,"
-                           f" {human_bytes(held, 'B')} reserved", xref="paper", yref="paper", x=1.0,
-                           y=1.06, showarrow=False, xanchor="right",
-                           font={"color": colours["live"]})
+        add_cursor_note(fig, f"at {at_ns / scale:.3f} {unit}: {len(live_ids)} block(s) live,"
+                        f" {human_bytes(held, 'B')} reserved", colours["live"])
     fig.update_xaxes(title_text=f"time ({unit})", row=nbands + 1, col=1)
     fig.update_yaxes(title_text="bytes in use", ticksuffix="B", tickformat=".3~s",
                      row=nbands + 1, col=1)
     fig.update_layout(
-        title=title, barmode="overlay", bargap=0, hovermode="closest",
-        height=plot_px + MARGIN_T_PX + MARGIN_B_PX, legend={"tracegroupgap": 4},
-        margin={"t": MARGIN_T_PX, "b": MARGIN_B_PX},
+        title={"text": title, "yref": "container", "y": 1, "yanchor": "top",
+               "pad": {"t": TITLE_PAD_PX}, "font": {"size": TITLE_FONT_PX}},
+        barmode="overlay", bargap=0, hovermode="closest",
+        height=plot_px + top_margin_px() + MARGIN_B_PX,
+        margin={"t": top_margin_px(), "b": MARGIN_B_PX},
         meta={"time_unit": unit, "time_scale_ns": scale, "mode": mode, "pools": present,
               "device": device, "at_ns": at_ns, "end_ns": end_ns})
+    fit_legend(fig)
     return fig
 
 

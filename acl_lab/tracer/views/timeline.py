@@ -499,15 +499,34 @@ def _engine_groups(trace: Any, st: PlotStyle, win: _Window, engine_lane: np.ndar
 
 
 # --------------------------------------------------------------------------- SVG bars
-def _fmt_arg(trace: Any, a: Any) -> str:
+#: Ints at least this large print in hex: device and host addresses, handles (a count or a
+#: size below it stays decimal).
+HEX_FROM = 1 << 32
+#: A whole integer inside the text of a recorded list or tuple (``[2020..., 2020...]``), not
+#: part of a float or a name.
+_INT_TOKEN = re.compile(r"(?<![\w.])-?\d+(?![\w.])")
+
+
+def _int_text(value: int) -> str:
+    """An int as the views print it: hex from ``HEX_FROM`` up, decimal below."""
+    return f"{value:#x}" if abs(value) >= HEX_FROM else str(value)
+
+
+def format_arg(trace: Any, a: Any) -> str:
+    """One recorded call argument (``Trace.call_args``) as the views print it: a pointer into
+    an allocation as its address in hex, a large int (an address, a handle) in hex, the
+    ints of a list or tuple (``execute_v2``'s buffer lists, recorded as their text) each the
+    same way, other text quoted, anything else as its repr."""
     if isinstance(a, tuple) and len(a) == 3 and a[0] == "ptr":
         alloc, off = int(a[1]), int(a[2])
         if 0 <= alloc < trace.allocs.rows:
             return f"{int(trace.allocs['addr'][alloc]) + off:#x}"
         return f"ptr(alloc {alloc}+{off})"
-    if isinstance(a, int) and not isinstance(a, bool) and abs(a) >= 1 << 32:
-        return f"{a:#x}"
+    if isinstance(a, int) and not isinstance(a, bool):
+        return _int_text(a)
     if isinstance(a, str):
+        if a.startswith(("[", "(")):
+            return _INT_TOKEN.sub(lambda m: _int_text(int(m.group())), a)
         return a if a.startswith("<") else repr(a)
     return repr(a)
 
@@ -516,7 +535,7 @@ def _call_text(trace: Any, cid: int) -> str:
     """``name(args)`` and ``file:line`` of a call, HTML-escaped, one line each."""
     if cid < 0 or cid >= trace.calls.rows:
         return "(no call)"
-    args = ", ".join(_fmt_arg(trace, a) for a in trace.call_args(cid))
+    args = ", ".join(format_arg(trace, a) for a in trace.call_args(cid))
     if len(args) > 160:
         args = args[:157] + "..."
     file, line = trace.call_site(cid)

@@ -45,9 +45,9 @@ from ..sites import format_site
 from ..sources import stored_sources
 from ..units import human_bytes
 from .figure_widgets import PrimaryFigureWidget, SharedFigureWidget
-from .memory_map import memory_map
+from .memory_map import add_cursor_note, fit_legend, memory_map
 from .style import PlotStyle
-from .timeline import timeline
+from .timeline import format_arg, timeline
 
 #: Lines of source shown before and after the selected line.
 CONTEXT_LINES = 2
@@ -346,8 +346,8 @@ class Explorer(widgets.VBox):
                                             "explorer": True}))
         fig.add_shape(type="line", name=CURSOR, xref="x", yref="paper", x0=0, x1=0,
                       y0=0, y1=1, line={"color": live, "dash": "dot", "width": 1.5})
-        fig.add_annotation(name=CURSOR, text="", xref="paper", yref="paper", x=1.0,
-                           y=1.06, showarrow=False, xanchor="right", font={"color": live})
+        add_cursor_note(fig, "", live, name=CURSOR)
+        fit_legend(fig)  # the "live now" entry
 
     def _wire_clicks(self) -> None:
         for tr in self.timeline_fig.data:
@@ -530,19 +530,11 @@ def source_html(file: str, line: int, context: int = CONTEXT_LINES,
     return head + pre
 
 
-def _arg_text(arg: Any) -> str:
-    if isinstance(arg, tuple) and len(arg) == 3 and arg[0] == "ptr":
-        return f"alloc#{arg[1]}+{arg[2]}"
-    if isinstance(arg, int) and not isinstance(arg, bool) and abs(arg) >= 1 << 20:
-        return f"{arg:#x}"
-    return repr(arg)
-
-
 def call_html(trace: Any, cid: int, scale: int = 1000, unit: str = "µs") -> str:
     """One call: ``name(args)``, thread, time, ret and its source (escaped HTML)."""
     c = trace.calls
     name = trace.call_name(cid)
-    args = ", ".join(_arg_text(a) for a in trace.call_args(cid))
+    args = ", ".join(format_arg(trace, a) for a in trace.call_args(cid))
     file, line = trace.call_site(cid)
     start, end, ret = int(c["start_ns"][cid]), int(c["end_ns"][cid]), int(c["ret"][cid])
     ret_text = "ret 0" if ret == 0 else f"<b style='color:{ERROR_TEXT}'>ret {ret}</b>"
