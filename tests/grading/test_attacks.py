@@ -549,8 +549,11 @@ def test_the_host_stays_outside(attacked: tuple) -> None:
     cap = sandbox.tmpfs_mb(grade.DEFAULT_MEMORY_MB)
     assert all(0 < int(n) <= cap for n in filled.groups()), filled.groups()
     started = re.search(r"started (\d+) processes", pages["many_processes"])
-    assert started is not None and int(started.group(1)) < limits.MAX_TASKS
-    assert "at most 128 processes and threads" in pages["many_processes"]
+    assert started is not None
+    if f"at most {limits.MAX_TASKS} processes and threads" in pages["many_processes"]:
+        assert int(started.group(1)) < limits.MAX_TASKS  # the control group held
+    else:  # a machine without control groups: the page says the count was not limited
+        assert "processes: not limited (no control group here)" in pages["many_processes"]
     # the bounded processes did not cost the notebook its grading (a starter with the cell
     # scores what the starter scores)
     assert graded.points("many_processes") == graded.points("starter04")

@@ -118,8 +118,17 @@ def test_a_control_group_bounds_processes_and_memory_together(tmp_path: Path) ->
     """Processes started past the group's count fail; memory past its size (here a file in a
     tmpfs and a child's heap together) gets a process killed and the group says so."""
     group = limits.create(256, tasks=16)
+    if not group.held:
+        # a machine that lets no one make control groups (a container without delegation):
+        # nothing is claimed, the command runs as it is, and the page says so
+        assert group.wrap(["true"]) == ["true"] and not group.out_of_memory()
+        lines = limits.describe(256, 64, True)
+        assert "processes: not limited (no control group here)" in lines
+        assert any(line.startswith("memory: 256 MiB of address space per process")
+                   for line in lines)
+        return
     try:
-        assert len(group.held) == 2, "make test runs as root: cgroups are available"
+        assert len(group.held) == 2, group.held
         forks = ("import subprocess\nps = []\ntry:\n    for _ in range(40):\n"
                  "        ps.append(subprocess.Popen(['sleep', '5']))\nexcept OSError:\n"
                  "    pass\nprint(len(ps))\nfor p in ps:\n    p.kill()\n")
