@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from ..runtime.kinds import TaskKind
+from ..tracer.index import TraceIndex
 from ..tracer.schema import TASK_KINDS
 from ..tracer.trace import Trace
 from .rubric import Run, Verdict
@@ -35,6 +36,8 @@ MIN_EVIDENCE_BYTES, MIN_EVIDENCE_SYMBOLS = 16, 4
 MAX_HOPS = 8
 
 _D2H, _D2D, _H2D = TaskKind.D2H, TaskKind.D2D, TaskKind.H2D
+#: Where a trace's TraceIndex keeps its WriterIndex.
+_MEMO_KEY = "provenance.writers"
 
 
 class LandedLog:
@@ -68,7 +71,6 @@ class WriterIndex:
 
     def __init__(self, trace: Trace) -> None:
         acc, tasks = trace.accesses, trace.tasks
-        self.trace = trace
         self.task = np.asarray(acc["task"], dtype=np.int64)
         self.alloc = np.asarray(acc["alloc"], dtype=np.int64)
         self.off = np.asarray(acc["offset"], dtype=np.int64)
@@ -85,6 +87,16 @@ class WriterIndex:
         self.writes = writes[order]
         self.write_alloc = self.alloc[self.writes]
         self.write_end = ends[order]
+
+    @classmethod
+    def of(cls, trace: Trace) -> WriterIndex:
+        """The index of ``trace``, built on first use and kept with the trace's other derived
+        views (``TraceIndex.memo``): every item of every run asks about the same trace."""
+        memo = TraceIndex.of(trace).memo
+        index = memo.get(_MEMO_KEY)
+        if index is None:
+            index = memo[_MEMO_KEY] = cls(trace)
+        return index
 
     def reads_of(self, task: int) -> np.ndarray:
         """The access rows task ``task`` read."""
@@ -107,16 +119,14 @@ class WriterIndex:
         return -1
 
 
-def origins(trace: Trace, task: int, hops: int = MAX_HOPS,
-            index: WriterIndex | None = None) -> list[tuple[str, int]]:
+def origins(trace: Trace, task: int, hops: int = MAX_HOPS) -> list[tuple[str, int]]:
     """Where the bytes task ``task`` read come from: ``(task kind, task row)`` of the last
     writer of each range it read (device-to-device copies followed back). A range nothing
-    wrote gives ``("unwritten", -1)``. ``index``: the trace's :class:`WriterIndex` (built
-    here when None; pass one to ask about many tasks)."""
+    wrote gives ``("unwritten", -1)``."""
     tasks = trace.tasks
     if not 0 <= task < tasks.rows:
         return []
-    idx = index if index is not None and index.trace is trace else WriterIndex(trace)
+    idx = WriterIndex.of(trace)
     start = int(idx.task_start[task])
     out: list[tuple[str, int]] = []
     for j in idx.reads_of(task).tolist():
@@ -127,7 +137,7 @@ def origins(trace: Trace, task: int, hops: int = MAX_HOPS,
             continue
         kind = int(tasks["kind"][best])
         if kind == _D2D and hops > 0:
-            out += origins(trace, best, hops - 1, idx)
+            out += origins(trace, best, hops - 1)
         else:
             out.append((TASK_KINDS[kind], best))
     return out
@@ -189,11 +199,10 @@ def from_device(run: Run, value: Any = None, *,
     #: uploads: bytes the host sent, with the time each upload ended
     uploads = [(data, int(trace.tasks["end_ns"][row])) for row, data in run.landed
                if 0 <= row < trace.tasks.rows and int(kinds[row]) == _H2D]
-    index = WriterIndex(trace)
     for row, data in run.landed:
         if not 0 <= row < trace.tasks.rows or int(kinds[row]) != _D2H:
             continue
-        found = origins(trace, row, index=index)
+        found = origins(trace, row)
         if found and all(k in work for k, _ in found):
             good.append(data)
             began.append(min(int(trace.tasks["start_ns"][t]) for _, t in found))

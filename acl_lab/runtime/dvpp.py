@@ -576,13 +576,8 @@ def jpeg_decode_async(s: Session, th: HostThread, cid: int, chan: int, in_ptr: i
                       in_size: int, out_handle: int, stream: int) -> None:
     """acldvppJpegDecodeAsync: queue a JPEGD task that writes YUV420SP into the out desc."""
     api = "acl.media.dvpp_jpeg_decode_async"
-    _require_pillow(JPEGD_FEATURE)
-    _live_channel(s, chan)
-    out = pic_desc(s, out_handle)
-    st = streams.lookup(s, th, stream)
-    if in_size == 0:
-        raise AclError(ACL_ERROR_INVALID_PARAM, f"{api}: the JPEG size is 0")
-    _dvpp_buffer(s, cid, in_ptr, in_size, "JPEGD input")
+    out, st = _decode_call(s, th, cid, (chan, in_ptr, in_size, out_handle, stream), "JPEG",
+                           JPEGD_FEATURE)
     if out.format not in YUV420SP:
         raise AclError(ACL_ERROR_INVALID_PARAM,
                        f"{api}: the output pic desc format is {out.format}; the emulator "
@@ -621,6 +616,24 @@ def jpeg_decode_async(s: Session, th: HostThread, cid: int, chan: int, in_ptr: i
         return decode_to_sp420(data, got, ws, hs, nv21), got
 
     _queue_decode(s, th, cid, st, out, (in_ptr, in_size), need, pixels, "JPEG", decode)
+
+
+def _decode_call(s: Session, th: HostThread, cid: int, args: tuple[int, int, int, int, int],
+                 codec: str, feature: str) -> tuple[PicDesc, Stream]:
+    """The checks every picture decode call makes first (``args``: channel, input pointer,
+    input size, out desc handle, stream): the decoder is installed, the channel lives, the
+    out desc and the stream exist, the input is non-empty DVPP memory. The out desc and the
+    stream."""
+    chan, in_ptr, in_size, out_handle, stream = args
+    _require_pillow(feature)
+    _live_channel(s, chan)
+    out = pic_desc(s, out_handle)
+    st = streams.lookup(s, th, stream)
+    if in_size == 0:
+        raise AclError(ACL_ERROR_INVALID_PARAM,
+                       f"acl.media.dvpp_{codec.lower()}_decode_async: the {codec} size is 0")
+    _dvpp_buffer(s, cid, in_ptr, in_size, f"{codec}D input")
+    return out, st
 
 
 def _queue_decode(s: Session, th: HostThread, cid: int, st: Stream, out: PicDesc,
@@ -836,13 +849,8 @@ def png_decode_async(s: Session, th: HostThread, cid: int, chan: int, in_ptr: in
     desc (the JPEGD task's shape: checks at call time when the PNG bytes are already in
     device memory, otherwise in the task through the desc's ret code)."""
     api = "acl.media.dvpp_png_decode_async"
-    _require_pillow(PNGD_FEATURE)
-    _live_channel(s, chan)
-    out = pic_desc(s, out_handle)
-    st = streams.lookup(s, th, stream)
-    if in_size == 0:
-        raise AclError(ACL_ERROR_INVALID_PARAM, f"{api}: the PNG size is 0")
-    _dvpp_buffer(s, cid, in_ptr, in_size, "PNGD input")
+    out, st = _decode_call(s, th, cid, (chan, in_ptr, in_size, out_handle, stream), "PNG",
+                           PNGD_FEATURE)
     fmt = out.format
     if fmt not in (*PNGD_BYTES_PER_PIXEL, PIXEL_FORMAT_UNKNOWN):
         raise AclError(ACL_ERROR_INVALID_PARAM,

@@ -786,9 +786,10 @@ def validate(model: OmModel) -> None:
                            + (f" at {_gear_text(model, key)}" if key else ""))
 
 
-    if model.work_bytes() > MAX_TENSOR_BYTES:
-        raise _bad(f"the model's intermediate tensors hold {model.work_bytes()} bytes, more "
-                   f"than a memory size can hold ({MAX_TENSOR_BYTES})")
+    work = model.work_bytes()
+    if work > MAX_TENSOR_BYTES:
+        raise _bad(f"the model's intermediate tensors hold {work} bytes, more than a memory "
+                   f"size can hold ({MAX_TENSOR_BYTES})")
 
 
 def _gear_text(model: OmModel, key: tuple[int, ...]) -> str:

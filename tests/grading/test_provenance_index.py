@@ -90,12 +90,12 @@ def test_the_index_finds_the_writers_a_scan_finds() -> None:
             finally:
                 acl_lab.uninstall()
             trace = s.finish()
-        index = WriterIndex(trace)
+        assert WriterIndex.of(trace) is WriterIndex.of(trace)  # built once per trace
         d2h = np.nonzero(np.asarray(trace.tasks["kind"]) == TaskKind.D2H)[0].tolist()
         assert len(d2h) > 40
         kinds = set()
         for row in d2h:
-            got = origins(trace, row, index=index)
+            got = origins(trace, row)
             assert got == scanned(trace, row), row
             kinds |= {k for k, _ in got}
         assert {"H2D", "memset"} <= kinds  # the traffic exercised several writer kinds

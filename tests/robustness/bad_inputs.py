@@ -1025,61 +1025,55 @@ row("acl.media.dvpp_set_resize_config_interpolation", (CFG, 1), _CFG_BAD,
     at(1, 6, NONZERO, "interpolation 6 (§9.2: 0-5)"),
     at(1, -1, NONZERO, "-1 wraps to 2**32-1"))
 row("acl.media.dvpp_get_resize_config_interpolation", (CFG,), valued(_CFG_BAD, 0))
-_JPEG_INFO = [
-    at(0, 0, NONZERO, "null JPEG pointer"),
-    at(1, 0, NONZERO, "size 0"),
-    at(0, PAGEABLE, NONZERO, "host bytes that are not a JPEG"),
-    at(0, JPEG_DEV, NONZERO, "JPEG in device memory (§9.2: host memory)"),
-    at(0, GARBAGE, NONZERO, "garbage pointer"),
-    at(0, DEAD_HOST, NONZERO, "freed host pointer"),
-    at(0, STALE["host"], NONZERO, "host memory of a finalized session"),
-    at(1, 3, NONZERO, "3 bytes: shorter than a JPEG header"),
-    at(1, -1, NONZERO, "-1 wraps to 2**32-1 bytes: past the buffer"),
-]
+def _image_info(codec: str, dev: Ref) -> list[_At]:
+    """The bad calls of a picture header reader (get_image_info, predict_dec_size): the
+    header is read from host memory; ``dev`` holds the same picture in device memory."""
+    return [
+        at(0, 0, NONZERO, f"null {codec} pointer"),
+        at(1, 0, NONZERO, "size 0"),
+        at(0, PAGEABLE, NONZERO, f"host bytes that are not a {codec}"),
+        at(0, dev, NONZERO, f"{codec} in device memory (§9.2: host memory)"),
+        at(0, GARBAGE, NONZERO, "garbage pointer"),
+        at(0, DEAD_HOST, NONZERO, "freed host pointer"),
+        at(0, STALE["host"], NONZERO, "host memory of a finalized session"),
+        at(1, 3, NONZERO, f"3 bytes: shorter than a {codec} header"),
+        at(1, -1, NONZERO, "-1 wraps to 2**32-1 bytes: past the buffer"),
+    ]
+
+
+def _decode(good: tuple[Ref, ...], host: Ref) -> list[_At | Bad | list[_At] | list[Bad]]:
+    """The bad calls of a picture decode ``(chan, input, size, out desc, stream)``; ``host``
+    holds the same picture in host memory."""
+    return [
+        _CHAN_BAD,
+        at(0, CHAN_DESC, NONZERO, "channel desc without a channel"),
+        at(1, 0, NONZERO, "null input"),
+        at(2, 0, NONZERO, "input size 0"),
+        at(1, host, NONZERO, "input in host memory (§9.2: dvpp_malloc memory)"),
+        at(1, DEAD_DVPP, NONZERO, "freed input"),
+        bad_refs(1, "dvpp", what="input"),
+        at(3, PIC, NONZERO, "output desc with no buffer"),
+        bad_refs(3, "pic", null=True, what="output desc"),
+        stream_arg(4, foreign=NONZERO),
+        no_ctx(good, NONZERO, "no current context"),
+    ]
+
+
+_JPEG_INFO = _image_info("JPEG", JPEG_DEV)
 row("acl.media.dvpp_jpeg_get_image_info", (JPEG_HOST, JPEG_SIZE), _JPEG_INFO)
 row("acl.media.dvpp_jpeg_get_image_info_v2", (JPEG_HOST, JPEG_SIZE), _JPEG_INFO)
 row("acl.media.dvpp_jpeg_predict_dec_size", (JPEG_HOST, JPEG_SIZE, 1), _JPEG_INFO,
     at(2, 999, NONZERO, "output pixel format 999"))
-row("acl.media.dvpp_jpeg_decode_async", (CHAN, JPEG_DEV, JPEG_SIZE, DEC_PIC, STREAM),
-    _CHAN_BAD,
-    at(0, CHAN_DESC, NONZERO, "channel desc without a channel"),
-    at(1, 0, NONZERO, "null input"),
-    at(2, 0, NONZERO, "input size 0"),
-    at(1, JPEG_HOST, NONZERO, "input in host memory (§9.2: dvpp_malloc memory)"),
-    at(1, DEAD_DVPP, NONZERO, "freed input"),
-    bad_refs(1, "dvpp", what="input"),
-    at(3, PIC, NONZERO, "output desc with no buffer"),
-    bad_refs(3, "pic", null=True, what="output desc"),
+_JPEG_DECODE = (CHAN, JPEG_DEV, JPEG_SIZE, DEC_PIC, STREAM)
+row("acl.media.dvpp_jpeg_decode_async", _JPEG_DECODE, *_decode(_JPEG_DECODE, JPEG_HOST),
     call((CHAN, PROG_DEV, PROG_SIZE, DEC_PIC, STREAM), code(ACL_ERROR_UNSUPPORTED_JPEG),
-         "progressive JPEG (§9.2: 148052)"),
-    stream_arg(4, foreign=NONZERO),
-    no_ctx((CHAN, JPEG_DEV, JPEG_SIZE, DEC_PIC, STREAM), NONZERO, "no current context"))
-_PNG_INFO = [
-    at(0, 0, NONZERO, "null PNG pointer"),
-    at(1, 0, NONZERO, "size 0"),
-    at(0, PAGEABLE, NONZERO, "host bytes that are not a PNG"),
-    at(0, PNG_DEV, NONZERO, "PNG in device memory (host memory, as for JPEG)"),
-    at(0, GARBAGE, NONZERO, "garbage pointer"),
-    at(0, DEAD_HOST, NONZERO, "freed host pointer"),
-    at(0, STALE["host"], NONZERO, "host memory of a finalized session"),
-    at(1, 3, NONZERO, "3 bytes: shorter than a PNG header"),
-    at(1, -1, NONZERO, "-1 wraps to 2**32-1 bytes: past the buffer"),
-]
+         "progressive JPEG (§9.2: 148052)"))
+_PNG_INFO = _image_info("PNG", PNG_DEV)
 row("acl.media.dvpp_png_get_image_info", (PNG_HOST, PNG_SIZE), _PNG_INFO)
 row("acl.media.dvpp_png_predict_dec_size", (PNG_HOST, PNG_SIZE, 12), _PNG_INFO,
     at(2, 999, NONZERO, "output pixel format 999"))
-row("acl.media.dvpp_png_decode_async", (CHAN, PNG_DEV, PNG_SIZE, PNG_PIC, STREAM),
-    _CHAN_BAD,
-    at(0, CHAN_DESC, NONZERO, "channel desc without a channel"),
-    at(1, 0, NONZERO, "null input"),
-    at(2, 0, NONZERO, "input size 0"),
-    at(1, PNG_HOST, NONZERO, "input in host memory (dvpp_malloc memory, as for JPEG)"),
-    at(1, DEAD_DVPP, NONZERO, "freed input"),
-    bad_refs(1, "dvpp", what="input"),
-    at(3, PIC, NONZERO, "output desc with no buffer"),
-    bad_refs(3, "pic", null=True, what="output desc"),
-    stream_arg(4, foreign=NONZERO),
-    no_ctx((CHAN, PNG_DEV, PNG_SIZE, PNG_PIC, STREAM), NONZERO, "no current context"))
+_PNG_DECODE = (CHAN, PNG_DEV, PNG_SIZE, PNG_PIC, STREAM)
+row("acl.media.dvpp_png_decode_async", _PNG_DECODE, *_decode(_PNG_DECODE, PNG_HOST))
 row("acl.media.dvpp_vpc_resize_async", (CHAN, VPC_IN, VPC_OUT, CFG, STREAM), _CHAN_BAD,
     at(0, CHAN_DESC, NONZERO, "channel desc without a channel"),
     at(1, PIC, NONZERO, "input desc with no buffer"),
